@@ -1,0 +1,49 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { AppContext } from './context.ts';
+import { errorBody, handleError } from './http/errors.ts';
+import { Links } from './links.ts';
+import { gamesRoutes } from './routes/games.ts';
+import { healthRoutes } from './routes/health.ts';
+import type { Store } from './store/db.ts';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  /** signing secret (see resolveSecret in store/settings.ts) */
+  secret: string;
+  /** false in tests that don't want request logs */
+  logger?: boolean;
+}
+
+/** Builds the ready application; never listens (server.ts does, tests use inject). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const ctx: AppContext = {
+    config: deps.config,
+    store: deps.store,
+    clock: deps.clock,
+    secret: deps.secret,
+    links: new Links(deps.config.siteUrl),
+  };
+  const app = Fastify({
+    logger: deps.logger === false ? false : { level: deps.config.logLevel },
+    // Behind a load balancer the request id comes from it when present.
+    requestIdHeader: 'x-request-id',
+    // Bodies are only small token-service forms.
+    bodyLimit: 64 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((_req, reply) => {
+    reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));
+  });
+
+  healthRoutes(app, ctx);
+  gamesRoutes(app, ctx);
+
+  await app.ready();
+  return app;
+}

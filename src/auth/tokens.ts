@@ -1,0 +1,74 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database, TokenKind, TokenRow } from '../store/schema.ts';
+
+// Tokens, codes, client ids and secrets are random lowercase alphanumerics of 30 characters, the
+// form client libraries expect. Only their SHA-256 is stored: a copy of the database grants nothing.
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+export function randomId(length = 30): string {
+  const bytes = randomBytes(length);
+  let s = '';
+  // 256 % 36 = 4: the bias toward the first 4 letters is negligible for opaque credentials of 30 chars.
+  for (const b of bytes) s += ALPHABET[b % ALPHABET.length];
+  return s;
+}
+
+export function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+export interface MintedToken {
+  access_token: string;
+  refresh_token?: string;
+  expires_in: number;
+  scope: string[];
+  token_type: 'bearer';
+}
+
+export interface MintOptions {
+  kind: TokenKind;
+  clientId: string;
+  userId?: number | null;
+  scopes: readonly string[];
+  /** lifetime in seconds */
+  ttl: number;
+  /** now, Unix seconds */
+  now: number;
+}
+
+export async function mintToken(db: Kysely<Database>, o: MintOptions): Promise<MintedToken> {
+  const access = randomId();
+  const refresh = o.kind === 'user' ? randomId(50) : undefined;
+  await db
+    .insertInto('tokens')
+    .values({
+      hash: sha256(access),
+      kind: o.kind,
+      client_id: o.clientId,
+      user_id: o.kind === 'user' ? (o.userId ?? null) : null,
+      scopes: o.scopes.join(' '),
+      expires_at: o.now + o.ttl,
+      refresh_hash: refresh ? sha256(refresh) : null,
+      created_at: o.now,
+    })
+    .execute();
+  return {
+    access_token: access,
+    ...(refresh ? { refresh_token: refresh } : {}),
+    expires_in: o.ttl,
+    scope: [...o.scopes],
+    token_type: 'bearer',
+  };
+}
+
+/** The live token for a raw access token, or undefined when unknown or expired. */
+export async function findToken(
+  db: Kysely<Database>,
+  raw: string,
+  now: number,
+): Promise<TokenRow | undefined> {
+  const row = await db.selectFrom('tokens').selectAll().where('hash', '=', sha256(raw)).executeTakeFirst();
+  if (!row || row.expires_at <= now) return undefined;
+  return row;
+}

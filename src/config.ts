@@ -1,0 +1,156 @@
+// Configuration is read once, here: command-line flags, then HELIXD_* environment variables, then
+// defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
+// process.env.
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** a SQLite file path or a postgres:// URL */
+  readonly db: string;
+  /** signing secret for report URLs and cursors; when unset, one is generated and kept in the store */
+  readonly secret: string | undefined;
+  /** base URL of this server as callers reach it (report URLs); default http://host:port */
+  readonly publicUrl: string;
+  /** base URL of the platform's web site, used in clip, video and box-art links */
+  readonly siteUrl: string;
+  /** pin the server clock's start (ISO 8601); unset: the system clock */
+  readonly now: string | undefined;
+  /** serve the decommissioned operations from the store instead of 410 */
+  readonly legacy: boolean;
+  /** rate-limit bucket size in points per minute; 0 switches rate limiting off */
+  readonly rateLimit: number;
+  /** Redis URL for rate-limit buckets shared by several instances; unset: in-process buckets */
+  readonly redisUrl: string | undefined;
+  /** lifetime of user access tokens, seconds */
+  readonly userTokenTtl: number;
+  /** lifetime of app access tokens, seconds */
+  readonly appTokenTtl: number;
+  /** seed and size of the demo data written on the first start with an empty store */
+  readonly seed: number;
+  readonly users: number;
+  /** don't seed demo data on the first start */
+  readonly skipSeed: boolean;
+  readonly logLevel: string;
+}
+
+export type ConfigInput = Partial<Record<keyof Config, string | number | boolean | undefined>>;
+
+export const ENV_NAMES: Record<keyof Config, string> = {
+  port: 'HELIXD_PORT',
+  host: 'HELIXD_HOST',
+  db: 'HELIXD_DB',
+  secret: 'HELIXD_SECRET',
+  publicUrl: 'HELIXD_PUBLIC_URL',
+  siteUrl: 'HELIXD_SITE_URL',
+  now: 'HELIXD_NOW',
+  legacy: 'HELIXD_LEGACY',
+  rateLimit: 'HELIXD_RATE_LIMIT',
+  redisUrl: 'HELIXD_REDIS_URL',
+  userTokenTtl: 'HELIXD_USER_TOKEN_TTL',
+  appTokenTtl: 'HELIXD_APP_TOKEN_TTL',
+  seed: 'HELIXD_SEED',
+  users: 'HELIXD_USERS',
+  skipSeed: 'HELIXD_SKIP_SEED',
+  logLevel: 'HELIXD_LOG_LEVEL',
+};
+
+export class ConfigError extends Error {}
+
+/** Parses durations such as `90`, `90s`, `15m`, `4h`, `60d` into seconds. */
+export function parseDuration(v: string | number, name = 'duration'): number {
+  if (typeof v === 'number') return v;
+  const m = /^(\d+)\s*(s|m|h|d)?$/.exec(v.trim());
+  if (!m) throw new ConfigError(`${name}: "${v}" is not a duration (examples: 90s, 15m, 4h, 60d)`);
+  const n = Number(m[1]);
+  const unit = { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+  const seconds = n * unit;
+  if (seconds <= 0) throw new ConfigError(`${name}: must be longer than 0`);
+  return seconds;
+}
+
+function int(v: string | number | boolean, name: string, min: number, max: number): number {
+  const n = typeof v === 'number' ? v : Number(String(v).trim());
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name}: "${v}" must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function bool(v: string | number | boolean, name: string): boolean {
+  if (typeof v === 'boolean') return v;
+  const s = String(v).toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+  if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
+  throw new ConfigError(`${name}: "${v}" must be true or false`);
+}
+
+function url(v: string, name: string): string {
+  try {
+    const u = new URL(v);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    return v.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`${name}: "${v}" is not an http(s) URL`);
+  }
+}
+
+/**
+ * Builds the configuration from flags (already parsed; undefined when not given) and an
+ * environment. `DATABASE_URL` is honoured after `HELIXD_DB`, as many hosts set it.
+ */
+export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
+  const pick = (k: keyof Config) => {
+    const f = flags[k];
+    if (f !== undefined) return f;
+    const e = env[ENV_NAMES[k]];
+    return e !== undefined && e !== '' ? e : undefined;
+  };
+  const label = (k: keyof Config) =>
+    `${ENV_NAMES[k]} / --${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+  const port = int(pick('port') ?? 8080, label('port'), 0, 65535);
+  const host = String(pick('host') ?? '127.0.0.1');
+  const db = String(pick('db') ?? env.DATABASE_URL ?? './helixd.db');
+  const secretRaw = pick('secret');
+  const secret = secretRaw === undefined ? undefined : String(secretRaw);
+  if (secret !== undefined && secret.length < 16)
+    throw new ConfigError(`${label('secret')}: must be at least 16 characters`);
+  const publicHost =
+    host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const publicUrl = url(String(pick('publicUrl') ?? `http://${publicHost}:${port}`), label('publicUrl'));
+  const siteUrl = url(String(pick('siteUrl') ?? 'https://streams.example.com'), label('siteUrl'));
+  const nowRaw = pick('now');
+  const now = nowRaw === undefined ? undefined : String(nowRaw);
+  if (now !== undefined && Number.isNaN(Date.parse(now)))
+    throw new ConfigError(`${label('now')}: "${now}" is not an ISO 8601 date-time`);
+  const legacy = bool(pick('legacy') ?? false, label('legacy'));
+  const rateLimit = int(pick('rateLimit') ?? 800, label('rateLimit'), 0, 1_000_000_000);
+  const redisRaw = pick('redisUrl');
+  const redisUrl = redisRaw === undefined ? undefined : String(redisRaw);
+  const userTokenTtl = parseDuration(String(pick('userTokenTtl') ?? '4h'), label('userTokenTtl'));
+  const appTokenTtl = parseDuration(String(pick('appTokenTtl') ?? '60d'), label('appTokenTtl'));
+  const seed = int(pick('seed') ?? 1, label('seed'), 0, 2 ** 31 - 1);
+  const users = int(pick('users') ?? 200, label('users'), 10, 10_000_000);
+  const skipSeed = bool(pick('skipSeed') ?? false, label('skipSeed'));
+  const logLevel = String(pick('logLevel') ?? 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
+    throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
+
+  return Object.freeze({
+    port,
+    host,
+    db,
+    secret,
+    publicUrl,
+    siteUrl,
+    now,
+    legacy,
+    rateLimit,
+    redisUrl,
+    userTokenTtl,
+    appTokenTtl,
+    seed,
+    users,
+    skipSeed,
+    logLevel,
+  });
+}

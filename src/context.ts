@@ -1,0 +1,15 @@
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { Links } from './links.ts';
+import type { Store } from './store/db.ts';
+
+/** What every request handler may use; built once per app. */
+export interface AppContext {
+  readonly config: Config;
+  readonly store: Store;
+  readonly clock: Clock;
+  /** signs report URLs and cursors; from config or kept in the store */
+  readonly secret: string;
+  /** URLs of the platform's pages and images */
+  readonly links: Links;
+}

@@ -1,0 +1,120 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The one error type of the request path: a status and a message for the Helix error body. */
+export class HelixError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    options?: ErrorOptions & { headers?: Record<string, string> },
+  ) {
+    super(message, options);
+    this.headers = options?.headers;
+  }
+  readonly headers: Record<string, string> | undefined;
+}
+
+export const badRequest = (message: string) => new HelixError(400, message);
+export const unauthorized = (message: string) => new HelixError(401, message);
+export const forbidden = (message: string) => new HelixError(403, message);
+export const notFound = (message = 'Not Found') => new HelixError(404, message);
+
+export interface HelixErrorBody {
+  error: string;
+  status: number;
+  message: string;
+}
+
+export function errorBody(status: number, message: string): HelixErrorBody {
+  return { error: STATUS_CODES[status] ?? 'Error', status, message };
+}
+
+export const errorBodySchema = {
+  type: 'object',
+  properties: { error: { type: 'string' }, status: { type: 'integer' }, message: { type: 'string' } },
+  required: ['error', 'status', 'message'],
+} as const;
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Turns a querystring schema violation into a message that names the parameter and the rule. */
+export function validationMessage(errors: AjvError[]): string {
+  const e = errors[0];
+  if (!e) return 'Invalid request';
+  const name =
+    e.keyword === 'required'
+      ? String(e.params.missingProperty)
+      : e.instancePath.replace(/^\//, '').split('/')[0] || 'request';
+  switch (e.keyword) {
+    case 'required':
+      return `Missing required parameter "${name}"`;
+    case 'maximum':
+      return `The parameter "${name}" was malformed: the value must be less than or equal to ${e.params.limit}`;
+    case 'minimum':
+      return `The parameter "${name}" was malformed: the value must be greater than or equal to ${e.params.limit}`;
+    case 'maxItems':
+      return `The parameter "${name}" may be given at most ${e.params.limit} times`;
+    case 'enum':
+      return `The parameter "${name}" was malformed: the value must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
+    case 'type':
+      if (e.params.type === 'integer' || e.params.type === 'number')
+        return `The parameter "${name}" was malformed: the value must be an integer`;
+      if (e.params.type === 'boolean')
+        return `The parameter "${name}" was malformed: the value must be true or false`;
+      return `The parameter "${name}" may be given only once`;
+    case 'pattern':
+    case 'format':
+      return `The parameter "${name}" was malformed`;
+    default:
+      return `The parameter "${name}" was malformed: ${e.message ?? 'invalid value'}`;
+  }
+}
+
+/** Errors a database driver raises when the store cannot be reached: 503, not 500. */
+function isStoreUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return (
+    typeof code === 'string' &&
+    (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY', '57P01', '57P03'].includes(code) ||
+      code.startsWith('08'))
+  );
+}
+
+/** The one error handler: any error becomes the Helix body; internals of 5xx never leave. */
+export function handleError(
+  err: FastifyError | HelixError | Error,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) {
+  let status: number;
+  let message: string;
+  if (err instanceof HelixError) {
+    status = err.status;
+    message = err.message;
+    if (err.headers) reply.headers(err.headers);
+  } else if ((err as FastifyError).validation) {
+    status = 400;
+    message = validationMessage((err as FastifyError).validation as AjvError[]);
+  } else if (isStoreUnavailable(err)) {
+    status = 503;
+    message = 'The service is temporarily unavailable';
+    req.log.error({ err }, 'store unavailable');
+  } else {
+    const s = (err as FastifyError).statusCode;
+    if (typeof s === 'number' && s >= 400 && s < 500) {
+      // Fastify's own client errors (bad content type, body too large, bad URL encoding ...)
+      status = s;
+      message = s === 415 ? 'Unsupported Media Type' : err.message;
+    } else {
+      status = 500;
+      message = 'Internal Server Error';
+      req.log.error({ err }, 'unhandled error');
+    }
+  }
+  reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, message));
+}

@@ -1,0 +1,80 @@
+// Request rules shared by several operations (spec section 4, common rules), written once.
+import type { AppContext } from '../context.ts';
+import type { Page } from '../store/page.ts';
+import { type CursorPage, cursorScope, decodeCursor, encodeCursor, type Key } from './cursor.ts';
+import { badRequest } from './errors.ts';
+
+export const MAX_FIRST = 100;
+export const DEFAULT_FIRST = 20;
+
+/** `first`: an integer 1..100, default 20. The query string always holds it as text. */
+export const firstSchema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_FIRST,
+  default: DEFAULT_FIRST,
+} as const;
+export const cursorParamSchema = { type: 'string', maxLength: 2048 } as const;
+/** A parameter given once (a repeated one is a 400 "may be given only once"). */
+export const singleString = { type: 'string', maxLength: 256 } as const;
+/** A repeatable parameter (`?id=a&id=b`), at most `max` values. */
+export const stringList = (max: number) =>
+  ({ type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: max }) as const;
+
+export const pagingProperties = {
+  first: firstSchema,
+  after: cursorParamSchema,
+  before: cursorParamSchema,
+} as const;
+
+export interface PagingQuery {
+  first: number;
+  after?: string;
+  before?: string;
+}
+
+/** The keyset request behind `first`/`after`/`before`, with the cursor checked against the query's scope. */
+export interface Paging {
+  first: number;
+  after?: Key;
+  before?: Key;
+  scope: string;
+}
+
+export function readPaging(
+  ctx: AppContext,
+  operation: string,
+  q: PagingQuery,
+  scopeParams: Record<string, unknown>,
+): Paging {
+  if (q.after !== undefined && q.before !== undefined)
+    throw badRequest('The parameters "after" and "before" cannot be used together');
+  const scope = cursorScope(operation, scopeParams);
+  const p: Paging = { first: q.first, scope };
+  if (q.after !== undefined && q.after !== '') p.after = decodeCursor(ctx.secret, scope, q.after).last;
+  if (q.before !== undefined && q.before !== '') p.before = decodeCursor(ctx.secret, scope, q.before).first;
+  return p;
+}
+
+export interface Pagination {
+  cursor?: string;
+}
+
+/** `pagination` for a page: a cursor when more rows lie in the direction of travel, `{}` otherwise. */
+export function paginationOf<R>(
+  ctx: AppContext,
+  paging: Paging,
+  page: Page<R>,
+  keyOf: (r: R) => Key,
+): Pagination {
+  const firstRow = page.rows[0];
+  const lastRow = page.rows[page.rows.length - 1];
+  if (!page.hasMore || firstRow === undefined || lastRow === undefined) return {};
+  const cp: CursorPage = { first: keyOf(firstRow), last: keyOf(lastRow) };
+  return { cursor: encodeCursor(ctx.secret, paging.scope, cp) };
+}
+
+export const paginationSchema = {
+  type: 'object',
+  properties: { cursor: { type: 'string' } },
+} as const;

@@ -1,0 +1,122 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { SPEC_SCOPES } from './auth/scopes.ts';
+import { type MintedToken, mintToken } from './auth/tokens.ts';
+import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
+import type { Config } from './config.ts';
+import { dayStart } from './seed/generate.ts';
+import { isEmpty, readSeedInfo, type SeedInfo, seedStore } from './seed/index.ts';
+import { openStore, type Store } from './store/db.ts';
+import { migrateOrThrow } from './store/migrate.ts';
+import { resolveSecret } from './store/settings.ts';
+
+export function clockFor(config: Config): Clock {
+  return config.now ? startingAt(Date.parse(config.now)) : systemClock;
+}
+
+export interface Running {
+  app: FastifyInstance;
+  store: Store;
+  url: string;
+  stop(): Promise<void>;
+}
+
+type Print = (line: string) => void;
+
+/** Opens and migrates the store, seeds it on first start, listens, and prints how to call it. */
+export async function startServer(
+  config: Config,
+  print: Print = (l) => process.stdout.write(`${l}\n`),
+): Promise<Running> {
+  const store = openStore({ url: config.db });
+  try {
+    const clock = clockFor(config);
+    await migrateOrThrow(store);
+    if (!config.skipSeed && (await isEmpty(store))) {
+      const started = Date.now();
+      print(`helixd: empty store, seeding demo data (seed ${config.seed}, ${config.users} users) ...`);
+      await seedStore(store, { seed: config.seed, users: config.users, anchor: dayStart(clock.now()) });
+      print(`helixd: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+    // Housekeeping: tokens and codes past their expiry can never be used again.
+    const now = nowSeconds(clock);
+    await store.db.deleteFrom('tokens').where('expires_at', '<=', now).execute();
+    await store.db.deleteFrom('auth_codes').where('expires_at', '<=', now).execute();
+    const secret = await resolveSecret(store, config.secret);
+    const app = await buildApp({ config, store, clock, secret });
+    await app.listen({ port: config.port, host: config.host });
+    const addr = app.server.address();
+    const port = typeof addr === 'object' && addr ? addr.port : config.port;
+    const url = config.publicUrl.replace(/:\d+$/, `:${port}`);
+    const info = await readSeedInfo(store);
+    if (info) await printBanner(store, config, clock, info, url, print);
+    else print(`helixd: serving ${url} (store ${store.location}, no demo data)`);
+
+    let stopping: Promise<void> | undefined;
+    const stop = () => {
+      stopping ??= (async () => {
+        await app.close(); // stops accepting, lets requests in flight finish
+        await store.close();
+      })();
+      return stopping;
+    };
+    return { app, store, url, stop };
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+}
+
+async function printBanner(
+  store: Store,
+  config: Config,
+  clock: Clock,
+  info: SeedInfo,
+  url: string,
+  print: Print,
+) {
+  const client = await store.db
+    .selectFrom('clients')
+    .selectAll()
+    .where('id', '=', info.demoClientId)
+    .executeTakeFirst();
+  const user = await store.db
+    .selectFrom('users')
+    .selectAll()
+    .where('id', '=', info.demoUserId)
+    .executeTakeFirst();
+  if (!client || !user) {
+    print(`helixd: serving ${url} (store ${store.location})`);
+    return;
+  }
+  const now = nowSeconds(clock);
+  const app: MintedToken = await mintToken(store.db, {
+    kind: 'app',
+    clientId: client.id,
+    scopes: [],
+    ttl: config.appTokenTtl,
+    now,
+  });
+  const userToken = await mintToken(store.db, {
+    kind: 'user',
+    clientId: client.id,
+    userId: user.id,
+    scopes: SPEC_SCOPES,
+    ttl: config.userTokenTtl,
+    now,
+  });
+  const lines = [
+    '',
+    `helixd is serving ${url}  (store: ${store.location})`,
+    '',
+    `  demo client id      ${client.id}`,
+    `  demo client secret  ${client.demo_secret ?? '(not kept)'}`,
+    `  app token           ${app.access_token}`,
+    `  user token          ${userToken.access_token}  (${user.login}, id ${user.id}; ${SPEC_SCOPES.join(' ')})`,
+    '',
+    'Try:',
+    `  curl -H 'Authorization: Bearer ${userToken.access_token}' -H 'Client-Id: ${client.id}' '${url}/helix/games/top?first=5'`,
+    '',
+  ];
+  for (const l of lines) print(l);
+}

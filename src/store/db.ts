@@ -1,0 +1,100 @@
+// The one place that picks the SQL dialect. Everything else speaks Kysely to `Store.db`.
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+  /** where the data lives, with any password masked; for logs and the start-up banner */
+  readonly location: string;
+  /** resolves when the store answers a trivial query */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** a file path (SQLite) or a postgres:// URL */
+  url: string;
+  /** PostgreSQL only: the schema to use (tests use one fresh schema each) */
+  schema?: string;
+  /** PostgreSQL only: pool size */
+  poolSize?: number;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+export function openStore(opts: StoreOptions): Store {
+  return isPostgresUrl(opts.url) ? openPostgres(opts) : openSqlite(opts.url);
+}
+
+function openSqlite(file: string): Store {
+  const conn = new SQLite(file);
+  // WAL lets readers run while a writer works; NORMAL is durable across process crashes in WAL mode.
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('synchronous = NORMAL');
+  conn.pragma('foreign_keys = ON');
+  conn.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    location: file,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+// int8 (bigint) columns hold ids and Unix seconds, all far below 2^53: read them as numbers, so that
+// both stores return the same JS values. Scoped to this pool, not set globally on the driver.
+const INT8_OID = 20;
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID && format !== 'binary') return (v: string) => Number(v);
+    // biome-ignore lint/suspicious/noExplicitAny: pg's overloads do not accept a union format
+    return pg.types.getTypeParser(oid, format as any);
+  },
+};
+
+function openPostgres(opts: StoreOptions): Store {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolSize ?? 10,
+    types: pgTypes,
+    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+  });
+  // An idle client that loses its connection emits 'error' on the pool; without a listener that
+  // would crash the process. The next query gets a fresh connection (or fails with 503).
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    location: maskPassword(opts.url) + (opts.schema ? ` (schema ${opts.schema})` : ''),
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+export function maskPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}

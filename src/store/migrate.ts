@@ -1,0 +1,30 @@
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import type { Store } from './db.ts';
+import * as m001 from './migrations/001_initial.ts';
+
+// Listed here rather than read from the folder, so that migrations work the same under tsx, a
+// bundle, or compiled output. Names sort in the order they must run.
+const migrations: Record<string, Migration> = {
+  '001_initial': m001,
+};
+
+export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+  // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+  const migrator = new Migrator({ db: store.db as any, provider: { getMigrations: async () => migrations } });
+  return migrator.migrateToLatest();
+}
+
+/** Applies pending migrations, throwing a readable error when one fails. */
+export async function migrateOrThrow(store: Store): Promise<string[]> {
+  const { error, results } = await migrateToLatest(store);
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(
+      `migration ${failed?.migrationName ?? '?'} failed: ${(error as Error).message ?? error}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,53 @@
+// Keyset pagination shared by every paged query. Never OFFSET: a page is an index range scan that
+// starts at the cursor's key, so page 10,000 costs what page 1 costs.
+//
+// Every ordering is uniform in direction over its key columns (for example view_count DESC, id
+// DESC), so "after this row" is one row-value comparison, `(sort, id) < (?, ?)`, which both SQLite
+// and PostgreSQL turn into an index range.
+import { type SelectQueryBuilder, sql } from 'kysely';
+import type { Key } from '../http/cursor.ts';
+
+export type Direction = 'asc' | 'desc';
+
+export interface PageQuery {
+  first: number;
+  /** rows strictly after this key in the ordering */
+  after?: Key;
+  /** rows strictly before this key in the ordering */
+  before?: Key;
+}
+
+export interface Page<R> {
+  rows: R[];
+  /** more rows exist beyond this page in the direction of travel */
+  hasMore: boolean;
+}
+
+/**
+ * Runs `query` ordered by `columns` (sort columns then the id) in `direction`, one page of it.
+ * `before` walks backward: the rows are fetched in reverse and returned in the forward order.
+ */
+export async function keysetPage<DB, TB extends keyof DB, R>(
+  query: SelectQueryBuilder<DB, TB, R>,
+  columns: readonly string[],
+  direction: Direction,
+  page: PageQuery,
+): Promise<Page<R>> {
+  const backward = page.before !== undefined;
+  const key = page.before ?? page.after;
+  const ascending = (direction === 'asc') !== backward;
+  // biome-ignore lint/suspicious/noExplicitAny: columns are checked by the callers' types
+  let q = query as SelectQueryBuilder<any, any, R>;
+  if (key) {
+    if (key.length !== columns.length) throw new Error('cursor key does not fit the ordering');
+    const lhs = sql.join(columns.map((c) => sql.ref(c)));
+    const rhs = sql.join(key.map((v) => sql.val(v)));
+    q = q.where(sql<boolean>`(${lhs}) ${sql.raw(ascending ? '>' : '<')} (${rhs})`);
+  }
+  for (const c of columns) q = q.orderBy(c, ascending ? 'asc' : 'desc');
+  const rows = await q.limit(page.first + 1).execute();
+  const hasMore = rows.length > page.first;
+  if (hasMore) rows.pop();
+  if (backward) rows.reverse();
+  return { rows, hasMore };
+}

@@ -1,0 +1,237 @@
+// The one description of the database. Both stores (SQLite and PostgreSQL) hold exactly these
+// columns with the same value types, so that the same seed gives byte-identical API answers:
+// - instants are integer Unix seconds (no driver-specific date handling, cheap keyset compares);
+// - flags are integers 0/1 (SQLite has no boolean type);
+// - clip durations are integer tenths of a second (no float drift between stores);
+// - lists and localized texts are JSON text.
+// No column is database-generated: every id is assigned by the generator or the token service, so
+// that seeded data is identical on both stores.
+import type { Insertable, Selectable } from 'kysely';
+
+export interface UsersTable {
+  id: number;
+  login: string;
+  display_name: string;
+  /** '', 'affiliate' or 'partner' */
+  broadcaster_type: string;
+  description: string;
+  created_at: number;
+}
+
+export interface ClientsTable {
+  id: string;
+  name: string;
+  /** sha256 hex of the secret */
+  secret_hash: string;
+  /**
+   * The secret in clear, kept only for seeded demo clients so that `/units/clients` and the start-up
+   * banner can show it. Clients made with `helixd client create` keep only the hash.
+   */
+  demo_secret: string | null;
+  /** JSON array of registered redirect URIs */
+  redirect_uris: string;
+  created_at: number;
+}
+
+export const TOKEN_KINDS = ['app', 'user'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+export interface TokensTable {
+  /** sha256 hex of the access token */
+  hash: string;
+  kind: TokenKind;
+  client_id: string;
+  user_id: number | null;
+  /** space-separated scopes */
+  scopes: string;
+  expires_at: number;
+  /** sha256 hex of the refresh token (user tokens only) */
+  refresh_hash: string | null;
+  created_at: number;
+}
+
+export interface AuthCodesTable {
+  /** sha256 hex of the authorization code */
+  hash: string;
+  client_id: string;
+  user_id: number;
+  scopes: string;
+  redirect_uri: string;
+  expires_at: number;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface GamesTable {
+  id: number;
+  name: string;
+  /** IGDB id, '' when unknown */
+  igdb_id: string;
+  /** the user (developer account) that owns the game's analytics, if any */
+  owner_id: number | null;
+  /** sum of viewer_count over the game's live streams; kept by whatever writes streams */
+  viewer_count: number;
+  /** number of live streams of the game; a game is in /games/top while it is above 0 */
+  stream_count: number;
+}
+
+export interface StreamsTable {
+  id: number;
+  user_id: number;
+  game_id: number;
+  title: string;
+  viewer_count: number;
+  language: string;
+  started_at: number;
+}
+
+export interface ClipsTable {
+  id: string;
+  broadcaster_id: number;
+  creator_id: number;
+  video_id: number | null;
+  game_id: number;
+  language: string;
+  title: string;
+  view_count: number;
+  created_at: number;
+  /** tenths of a second */
+  duration_ds: number;
+  vod_offset: number | null;
+  is_featured: number;
+}
+
+export const VIDEO_TYPES = ['archive', 'highlight', 'upload'] as const;
+export type VideoType = (typeof VIDEO_TYPES)[number];
+
+export interface VideosTable {
+  id: number;
+  stream_id: number | null;
+  user_id: number;
+  game_id: number;
+  title: string;
+  description: string;
+  created_at: number;
+  published_at: number;
+  language: string;
+  type: VideoType;
+  view_count: number;
+  /** seconds */
+  duration_s: number;
+  /** JSON array of {duration, offset}, or null */
+  muted_segments: string | null;
+}
+
+export interface MarkersTable {
+  id: string;
+  video_id: number;
+  /** the user who created the marker */
+  creator_id: number;
+  created_at: number;
+  description: string;
+  position_seconds: number;
+}
+
+export const TIERS = ['1000', '2000', '3000'] as const;
+export type Tier = (typeof TIERS)[number];
+
+export interface SubscriptionsTable {
+  broadcaster_id: number;
+  user_id: number;
+  tier: Tier;
+  plan_name: string;
+  is_gift: number;
+  gifter_id: number | null;
+  created_at: number;
+}
+
+export interface FollowsTable {
+  from_id: number;
+  to_id: number;
+  followed_at: number;
+}
+
+export interface TagsTable {
+  id: string;
+  is_auto: number;
+  /** JSON object locale -> name */
+  localization_names: string;
+  /** JSON object locale -> description */
+  localization_descriptions: string;
+}
+
+export interface ExtensionsTable {
+  id: string;
+  name: string;
+  owner_id: number;
+  version: string;
+}
+
+/** One day of a game's analytics; `day` is YYYY-MM-DD (UTC). */
+export interface GameDaysTable {
+  game_id: number;
+  day: string;
+  views: number;
+  unique_viewers: number;
+  minutes_watched: number;
+  broadcasters: number;
+  minutes_broadcast: number;
+  clips_created: number;
+  follows: number;
+}
+
+/** One day of an extension's analytics; `day` is YYYY-MM-DD (UTC). */
+export interface ExtensionDaysTable {
+  extension_id: string;
+  day: string;
+  installs: number;
+  uninstalls: number;
+  activations: number;
+  unique_active_channels: number;
+  renders: number;
+  unique_renders: number;
+  views: number;
+  unique_viewers: number;
+  unique_interactors: number;
+  clicks: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  clients: ClientsTable;
+  tokens: TokensTable;
+  auth_codes: AuthCodesTable;
+  settings: SettingsTable;
+  games: GamesTable;
+  streams: StreamsTable;
+  clips: ClipsTable;
+  videos: VideosTable;
+  markers: MarkersTable;
+  subscriptions: SubscriptionsTable;
+  follows: FollowsTable;
+  tags: TagsTable;
+  extensions: ExtensionsTable;
+  game_days: GameDaysTable;
+  extension_days: ExtensionDaysTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type ClientRow = Selectable<ClientsTable>;
+export type TokenRow = Selectable<TokensTable>;
+export type GameRow = Selectable<GamesTable>;
+export type StreamRow = Selectable<StreamsTable>;
+export type ClipRow = Selectable<ClipsTable>;
+export type VideoRow = Selectable<VideosTable>;
+export type MarkerRow = Selectable<MarkersTable>;
+export type SubscriptionRow = Selectable<SubscriptionsTable>;
+export type FollowRow = Selectable<FollowsTable>;
+export type TagRow = Selectable<TagsTable>;
+export type ExtensionRow = Selectable<ExtensionsTable>;
+export type GameDayRow = Selectable<GameDaysTable>;
+export type ExtensionDayRow = Selectable<ExtensionDaysTable>;
+
+export type NewUser = Insertable<UsersTable>;
+export type NewClip = Insertable<ClipsTable>;

@@ -1,0 +1,189 @@
+// Test harness: the real app on a real store. Every store test runs once per dialect: on a fresh
+// SQLite file, and on a fresh schema of a real PostgreSQL (HELIXD_TEST_PG_URL, default
+// postgres://postgres@127.0.0.1:5432/test). Without a reachable PostgreSQL those runs are skipped
+// with a line that says so; under CI=true an unreachable PostgreSQL fails the run.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from 'node:test';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { mintToken } from '../src/auth/tokens.ts';
+import { ManualClock } from '../src/clock.ts';
+import { type Config, loadConfig } from '../src/config.ts';
+import { dayStart } from '../src/seed/generate.ts';
+import { readSeedInfo, type SeedInfo, seedStore } from '../src/seed/index.ts';
+import { openStore, type Store } from '../src/store/db.ts';
+import { migrateOrThrow } from '../src/store/migrate.ts';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+export const PG_URL = process.env.HELIXD_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function postgresReachable(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (err) {
+    return (err as Error).message || String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const pgProblem = await postgresReachable();
+if (pgProblem) {
+  if (process.env.CI === 'true') {
+    throw new Error(`PostgreSQL at ${PG_URL} is required under CI=true but unreachable: ${pgProblem}`);
+  }
+  process.stdout.write(`# PostgreSQL at ${PG_URL} unreachable (${pgProblem}): PostgreSQL runs skipped\n`);
+}
+
+export const STORE_KINDS: { kind: StoreKind; skip: string | false }[] = [
+  { kind: 'sqlite', skip: false },
+  { kind: 'postgres', skip: pgProblem ? `PostgreSQL unreachable: ${pgProblem}` : false },
+];
+
+/** Runs `fn` inside one describe block per store kind. */
+export function forEachStore(title: string, fn: (kind: StoreKind) => void): void {
+  for (const { kind, skip } of STORE_KINDS) {
+    describe(`${title} [${kind}]`, { skip }, () => fn(kind));
+  }
+}
+
+export interface TempStore {
+  store: Store;
+  /** the SQLite path or the PostgreSQL URL; the schema for PostgreSQL */
+  url: string;
+  schema?: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated, empty store of the given kind. */
+export async function tempStore(kind: StoreKind): Promise<TempStore> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'helixd-test-'));
+    const url = join(dir, 'helixd.db');
+    const store = openStore({ url });
+    await migrateOrThrow(store);
+    return {
+      store,
+      url,
+      async drop() {
+        await store.close().catch(() => {});
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const schema = `helixd_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const store = openStore({ url: PG_URL, schema, poolSize: 4 });
+  await migrateOrThrow(store);
+  return {
+    store,
+    url: PG_URL,
+    schema,
+    async drop() {
+      await store.close().catch(() => {});
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
+
+/** The instant tests pin the clock to, unless they choose another: 2026-06-15T12:00:00Z. */
+export const TEST_NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
+
+export interface TestAppOptions {
+  seed?: number;
+  users?: number;
+  /** skip seeding: an empty store */
+  empty?: boolean;
+  now?: number;
+  /** config overrides, as flags */
+  config?: Record<string, string | number | boolean>;
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: Store;
+  clock: ManualClock;
+  config: Config;
+  /** the demo data's facts (undefined for an empty store) */
+  seed: SeedInfo | undefined;
+  get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
+  /** a user token of `userId` (default: the demo broadcaster) with `scopes`, minted into the store */
+  userToken(scopes?: readonly string[], userId?: number, ttl?: number): Promise<string>;
+  appToken(ttl?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The real app on a fresh store of `kind`, seeded with the demo data (200 users by default). */
+export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Promise<TestApp> {
+  const temp = await tempStore(kind);
+  const clock = new ManualClock(o.now ?? TEST_NOW);
+  const config = loadConfig(
+    { db: temp.url, secret: 'test-secret-0123456789', rateLimit: 0, ...o.config },
+    {},
+  );
+  if (!o.empty) {
+    await seedStore(temp.store, { seed: o.seed ?? 1, users: o.users ?? 200, anchor: dayStart(clock.now()) });
+  }
+  const seed = await readSeedInfo(temp.store);
+  const app = await buildApp({
+    config,
+    store: temp.store,
+    clock,
+    secret: config.secret as string,
+    logger: false,
+  });
+  const now = () => Math.floor(clock.now() / 1000);
+  return {
+    app,
+    store: temp.store,
+    clock,
+    config,
+    seed,
+    get: (url, headers = {}) => app.inject({ method: 'GET', url, headers }),
+    inject: (opts) => app.inject(opts),
+    async userToken(scopes = [], userId, ttl = 3600) {
+      if (!seed) throw new Error('no demo data');
+      const t = await mintToken(temp.store.db, {
+        kind: 'user',
+        clientId: seed.demoClientId,
+        userId: userId ?? seed.demoUserId,
+        scopes,
+        ttl,
+        now: now(),
+      });
+      return t.access_token;
+    },
+    async appToken(ttl = 3600) {
+      if (!seed) throw new Error('no demo data');
+      const t = await mintToken(temp.store.db, {
+        kind: 'app',
+        clientId: seed.demoClientId,
+        scopes: [],
+        ttl,
+        now: now(),
+      });
+      return t.access_token;
+    },
+    async close() {
+      await app.close();
+      await temp.drop();
+    },
+  };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

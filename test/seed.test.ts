@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { dayStart } from '../src/seed/generate.ts';
+import { seedStore } from '../src/seed/index.ts';
+import { bearer, STORE_KINDS, startTestApp, TEST_NOW, type TestApp, tempStore } from './helpers.ts';
+
+const QUERIES = ['/helix/games/top?first=100'];
+
+describe('demo data', () => {
+  const apps: TestApp[] = [];
+  before(async () => {
+    // two SQLite stores, and PostgreSQL when it is there: same seed, same size
+    for (const { kind, skip } of STORE_KINDS)
+      if (!skip) apps.push(await startTestApp(kind, { seed: 7, users: 150 }));
+    apps.push(await startTestApp('sqlite', { seed: 7, users: 150 }));
+  });
+  after(async () => {
+    for (const a of apps) await a.close();
+  });
+
+  it('gives byte-identical answers on every store seeded with the same options', async () => {
+    for (const q of QUERIES) {
+      const bodies: string[] = [];
+      for (const a of apps) {
+        const res = await a.get(q, bearer(await a.appToken()));
+        assert.equal(res.statusCode, 200);
+        bodies.push(res.body);
+      }
+      for (const b of bodies.slice(1)) assert.equal(b, bodies[0], q);
+    }
+  });
+
+  it('differs with another seed', async () => {
+    const other = await startTestApp('sqlite', { seed: 8, users: 150 });
+    try {
+      const a = await other.get(QUERIES[0] as string, bearer(await other.appToken()));
+      const b = await apps[0]?.get(QUERIES[0] as string, bearer(await (apps[0] as TestApp).appToken()));
+      assert.notEqual(a.body, b?.body);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses to seed a store that holds data, unless forced', async () => {
+    const temp = await tempStore('sqlite');
+    try {
+      const o = { seed: 1, users: 20, anchor: dayStart(TEST_NOW) };
+      await seedStore(temp.store, o);
+      await assert.rejects(seedStore(temp.store, o), /already holds data/);
+      const s = await seedStore(temp.store, { ...o, seed: 2 }, { force: true });
+      assert.equal(s.counts.users, 20);
+    } finally {
+      await temp.drop();
+    }
+  });
+
+  it('scales every table with --users', async () => {
+    const temp = await tempStore('sqlite');
+    try {
+      const s = await seedStore(temp.store, { seed: 1, users: 1000, anchor: dayStart(TEST_NOW) });
+      assert.equal(s.counts.users, 1000);
+      assert.equal(s.counts.clips, 10_000);
+      assert.ok((s.counts.subscriptions ?? 0) > 5000);
+      const types = await temp.store.db.selectFrom('videos').select('type').distinct().execute();
+      assert.deepEqual(types.map((t) => t.type).sort(), ['archive', 'highlight', 'upload']);
+      const tiers = await temp.store.db
+        .selectFrom('subscriptions')
+        .select(['tier', 'is_gift'])
+        .distinct()
+        .execute();
+      assert.equal(tiers.length, 6);
+    } finally {
+      await temp.drop();
+    }
+  });
+});
