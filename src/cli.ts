@@ -12,7 +12,7 @@ import {
   loadConfig,
   parseDuration,
 } from './config.ts';
-import { dayStart } from './seed/generate.ts';
+import { dayStart, sizesFor } from './seed/generate.ts';
 import { readSeedInfo, StoreNotEmptyError, seedStore } from './seed/index.ts';
 import { clockFor, startServer } from './server.ts';
 import { openStore, type Store } from './store/db.ts';
@@ -98,7 +98,8 @@ export function buildCli(): Command {
       const config = configFrom({ db: opts.db, seed: opts.seed, users: opts.users, now: opts.now });
       await withStore(config, async (store) => {
         const started = Date.now();
-        const bar = await progressBar();
+        const estimate = Object.values(sizesFor(config.users)).reduce((a, b) => a + b, 0);
+        const bar = await progressBar(estimate);
         const summary = await seedStore(
           store,
           { seed: config.seed, users: config.users, anchor: dayStart(clockFor(config).now()) },
@@ -262,20 +263,22 @@ export function buildCli(): Command {
   return program;
 }
 
-/** A progress bar on a terminal; nothing otherwise. */
-async function progressBar(): Promise<{ tick: (table: string, rows: number) => void; stop: () => void }> {
+/** A progress bar on a terminal; nothing otherwise. `estimate`: rows expected (analytics days come on top). */
+async function progressBar(
+  estimate: number,
+): Promise<{ tick: (table: string, rows: number) => void; stop: () => void }> {
   if (!process.stderr.isTTY) return { tick: () => {}, stop: () => {} };
   const { default: progress } = await import('cli-progress');
   const bar = new progress.SingleBar(
-    { format: 'seeding {bar} {value} rows | {table}', stream: process.stderr },
+    { format: 'seeding {bar} {percentage}% | {value} rows | {table}', stream: process.stderr },
     progress.Presets.shades_classic,
   );
   let done = 0;
-  bar.start(0, 0, { table: '' });
+  bar.start(estimate, 0, { table: '' });
   return {
     tick(table, rows) {
       done += rows;
-      bar.setTotal(done);
+      if (done > estimate) bar.setTotal(done);
       bar.update(done, { table });
     },
     stop: () => bar.stop(),
