@@ -1,4 +1,4 @@
-import { type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import { type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Store } from './db.ts';
 import * as m001 from './migrations/001_initial.ts';
 
@@ -9,10 +9,21 @@ const migrations: Record<string, Migration> = {
 };
 
 export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
-  // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
-  const migrator = new Migrator({ db: store.db as any, provider: { getMigrations: async () => migrations } });
+  // On PostgreSQL, name the schema the store works in: without it Kysely takes a migration table of
+  // any other schema in the database for its own and fails ("kysely_migration_lock does not exist").
+  const migrationTableSchema =
+    store.dialect === 'postgres'
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s
+      : undefined;
+  const migrator = new Migrator({
+    // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
+    db: store.db as any,
+    provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
   return migrator.migrateToLatest();
 }
+
 
 /** Applies pending migrations, throwing a readable error when one fails. */
 export async function migrateOrThrow(store: Store): Promise<string[]> {

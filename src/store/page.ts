@@ -24,15 +24,16 @@ export interface Page<R> {
 }
 
 /**
- * Runs `query` ordered by `columns` (sort columns then the id) in `direction`, one page of it.
- * `before` walks backward: the rows are fetched in reverse and returned in the forward order.
+ * The SQL of one page: `query` ordered by `columns` (sort columns then the id) in `direction`,
+ * starting after the page's key, one row more than asked for (to know whether more follow).
+ * `before` walks backward: the rows come in reverse order.
  */
-export async function keysetPage<DB, TB extends keyof DB, R>(
+export function keysetQuery<DB, TB extends keyof DB, R>(
   query: SelectQueryBuilder<DB, TB, R>,
   columns: readonly string[],
   direction: Direction,
   page: PageQuery,
-): Promise<Page<R>> {
+): SelectQueryBuilder<DB, TB, R> {
   const backward = page.before !== undefined;
   const key = page.before ?? page.after;
   const ascending = (direction === 'asc') !== backward;
@@ -45,9 +46,22 @@ export async function keysetPage<DB, TB extends keyof DB, R>(
     q = q.where(sql<boolean>`(${lhs}) ${sql.raw(ascending ? '>' : '<')} (${rhs})`);
   }
   for (const c of columns) q = q.orderBy(c, ascending ? 'asc' : 'desc');
-  const rows = await q.limit(page.first + 1).execute();
+  return q.limit(page.first + 1);
+}
+
+/**
+ * Runs `query` ordered by `columns` (sort columns then the id) in `direction`, one page of it.
+ * `before` walks backward: the rows are fetched in reverse and returned in the forward order.
+ */
+export async function keysetPage<DB, TB extends keyof DB, R>(
+  query: SelectQueryBuilder<DB, TB, R>,
+  columns: readonly string[],
+  direction: Direction,
+  page: PageQuery,
+): Promise<Page<R>> {
+  const rows = await keysetQuery(query, columns, direction, page).execute();
   const hasMore = rows.length > page.first;
   if (hasMore) rows.pop();
-  if (backward) rows.reverse();
+  if (page.before !== undefined) rows.reverse();
   return { rows, hasMore };
 }
