@@ -4,8 +4,10 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { errorBody, handleError } from './http/errors.ts';
 import { Links } from './links.ts';
+import { analyticsRoutes } from './routes/analytics.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
+import { reportsRoutes } from './routes/reports.ts';
 import type { Store } from './store/db.ts';
 
 export interface AppDeps {
@@ -43,6 +45,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   healthRoutes(app, ctx);
   gamesRoutes(app, ctx);
+  analyticsRoutes(app, ctx);
+  reportsRoutes(app, ctx);
 
   await app.ready();
   return app;

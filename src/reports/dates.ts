@@ -1,0 +1,109 @@
+// The date rules of the two analytics operations (spec 4.8). Days are `YYYY-MM-DD` strings (UTC),
+// the form the store keeps them in, so that they compare as text in SQL and in code alike.
+import { badRequest } from '../http/errors.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The first day analytics exist for (spec 4.8 rule 2). */
+export const ANALYTICS_FIRST_DAY = '2018-01-31';
+
+export function dayOfMs(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+export function addDays(day: string, n: number): string {
+  return dayOfMs(Date.parse(`${day}T00:00:00Z`) + n * DAY_MS);
+}
+
+/** Number of days from `a` to `b` (b - a). */
+export function daysBetween(a: string, b: string): number {
+  return Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / DAY_MS);
+}
+
+/** The wire form of a day in `date_range`: that day at midnight UTC, `2018-03-01T00:00:00Z`. */
+export function dayToWire(day: string): string {
+  return `${day}T00:00:00Z`;
+}
+
+const MIDNIGHT = /^(\d{4})-(\d{2})-(\d{2})T00:00:00Z$/;
+
+/** Spec 4.8 rule 1: exactly `YYYY-MM-DDT00:00:00Z`, and a day that exists on the calendar. */
+export function parseMidnight(name: string, value: string): string {
+  const m = MIDNIGHT.exec(value);
+  const day = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
+  if (!m || Number.isNaN(Date.parse(value)) || dayOfMs(Date.parse(value)) !== day)
+    throw badRequest(
+      `The parameter "${name}" was malformed: it must be a UTC midnight of the form YYYY-MM-DDT00:00:00Z`,
+    );
+  return day;
+}
+
+/** The days a request asked for, after the rules that need no report data (spec 4.8 rules 1 to 3). */
+export interface RequestedRange {
+  /** first day asked for; undefined: the report's default start */
+  start?: string;
+  /** last day asked for, covered whole (rule 5); undefined: the report's default end */
+  end?: string;
+}
+
+/**
+ * Checks `started_at` / `ended_at` against the rules that hold for every report: the form, both or
+ * neither, not before 2018-01-31, not after each other, and `started_at` before the request's day
+ * (no report has data for today or later: rule 6's default end is 1 to 2 days back).
+ */
+export function readRequestedRange(
+  startedAt: string | undefined,
+  endedAt: string | undefined,
+  today: string,
+): RequestedRange {
+  const start = startedAt === undefined ? undefined : parseMidnight('started_at', startedAt);
+  const end = endedAt === undefined ? undefined : parseMidnight('ended_at', endedAt);
+  if (start === undefined && end === undefined) return {};
+  if (start === undefined)
+    throw badRequest('The parameter "started_at" is required when "ended_at" is given');
+  if (end === undefined) throw badRequest('The parameter "ended_at" is required when "started_at" is given');
+  if (start < ANALYTICS_FIRST_DAY)
+    throw badRequest(`The parameter "started_at" must be on or after ${dayToWire(ANALYTICS_FIRST_DAY)}`);
+  if (start > end) throw badRequest('The parameter "started_at" must not be later than "ended_at"');
+  if (start >= today)
+    throw badRequest(
+      `The parameter "started_at" must be earlier than ${dayToWire(addDays(today, -1))}: reports hold data up to 1 to 2 days before the request`,
+    );
+  return { start, end };
+}
+
+/** What the store knows about one report's data, as of the request's day. */
+export interface Availability {
+  /** the first day with data before the request's day; null when there is none */
+  firstDay: string | null;
+  /** whether the day before the request's day has data */
+  hasYesterday: boolean;
+}
+
+/**
+ * The report's default range. Start (rule 4): its first day with data, never before 2018-01-31
+ * ("all available data"). End (rule 6): the day before the request when that day's data is in,
+ * otherwise the day before that: "1 to 2 days before the request, depending on availability".
+ */
+export function defaultRange(a: Availability, today: string): { start: string; end: string } | undefined {
+  if (a.firstDay === null) return undefined;
+  const start = a.firstDay < ANALYTICS_FIRST_DAY ? ANALYTICS_FIRST_DAY : a.firstDay;
+  return { start, end: addDays(today, a.hasYesterday ? -1 : -2) };
+}
+
+/**
+ * The range a report covers: the requested one with its start raised to the default start (rule
+ * 4) and its end lowered to the default end (rule 6), or the default range when no dates were given.
+ * Undefined when nothing is left (the report has no data in the requested days).
+ */
+export function effectiveRange(
+  requested: RequestedRange,
+  a: Availability,
+  today: string,
+): { start: string; end: string } | undefined {
+  const d = defaultRange(a, today);
+  if (!d) return undefined;
+  const start = requested.start && requested.start > d.start ? requested.start : d.start;
+  const end = requested.end && requested.end < d.end ? requested.end : d.end;
+  return start <= end ? { start, end } : undefined;
+}

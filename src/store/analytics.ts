@@ -1,0 +1,152 @@
+// Queries of the analytics reports: the games and extensions a user owns (the report subjects),
+// what data each has, and its daily rows in day order. Games and extensions have the same shape
+// here (a subject table with `owner_id`, a days table keyed by (subject, day)), so one query text
+// serves both, picked by a table description.
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import type { Key } from '../http/cursor.ts';
+import type { ReportKind } from '../reports/signing.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
+import type { Database, ExtensionDayRow, GameDayRow } from './schema.ts';
+
+const TABLES = {
+  games: { subject: 'games', days: 'game_days', fk: 'game_id' },
+  extensions: { subject: 'extensions', days: 'extension_days', fk: 'extension_id' },
+} as const satisfies Record<ReportKind, { subject: keyof Database; days: keyof Database; fk: string }>;
+
+/** A game or extension with what the date rules need to know about its data. */
+export interface ReportSubjectRow {
+  id: number | string;
+  name: string;
+  owner_id: number | null;
+  /** first day with data before the request's day, or null */
+  first_day: string | null;
+  /** the day before the request's day has data (0/1 on SQLite, boolean on PostgreSQL) */
+  has_yesterday: number | boolean;
+}
+
+export interface ReportSubject {
+  id: string;
+  name: string;
+  ownerId: number | null;
+  firstDay: string | null;
+  hasYesterday: boolean;
+}
+
+export function reportSubjectRowToReportSubject(row: ReportSubjectRow): ReportSubject {
+  return {
+    id: String(row.id),
+    name: row.name,
+    ownerId: row.owner_id,
+    firstDay: row.first_day,
+    hasYesterday: Boolean(row.has_yesterday),
+  };
+}
+
+/** Subjects are listed by id, ascending (index games_owner / extensions_owner: (owner_id, id)). */
+export const subjectKey = (s: ReportSubjectRow): Key => [s.id];
+
+// biome-ignore lint/suspicious/noExplicitAny: the table names come from TABLES, checked above
+type AnyDb = Kysely<any>;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+type AnyEb = ExpressionBuilder<any, any>;
+
+/** `today`: the request's UTC day; `yesterday` the day before. Data from today on is not reported. */
+function subjects(db: Kysely<Database>, kind: ReportKind, today: string, yesterday: string) {
+  const t = TABLES[kind];
+  const days = (eb: AnyEb) => eb.selectFrom(t.days).whereRef(`${t.days}.${t.fk}`, '=', `${t.subject}.id`);
+  return (db as AnyDb)
+    .selectFrom(t.subject)
+    .select([`${t.subject}.id as id`, `${t.subject}.name as name`, `${t.subject}.owner_id as owner_id`])
+    .select((eb) => [
+      days(eb)
+        .select((e) => e.fn.min('day').as('d'))
+        .where('day', '<', today)
+        .as('first_day'),
+      eb.exists(days(eb).select(sql.lit(1).as('one')).where('day', '=', yesterday)).as('has_yesterday'),
+    ]);
+}
+
+/** One subject by id, whoever owns it. */
+export async function findReportSubject(
+  db: Kysely<Database>,
+  kind: ReportKind,
+  id: string,
+  today: string,
+  yesterday: string,
+): Promise<ReportSubject | undefined> {
+  // Game ids are integers in the store: anything else names no game (and must not reach SQL as one).
+  if (kind === 'games' && !/^\d{1,15}$/.test(id)) return undefined;
+  const row = await subjects(db, kind, today, yesterday)
+    .where(`${TABLES[kind].subject}.id`, '=', kind === 'games' ? Number(id) : id)
+    .executeTakeFirst();
+  return row ? reportSubjectRowToReportSubject(row as ReportSubjectRow) : undefined;
+}
+
+export interface SubjectFilter {
+  ownerId: number;
+  today: string;
+  yesterday: string;
+  /** requested range; the page keeps only subjects with data the range can reach */
+  start?: string;
+  end?: string;
+}
+
+/**
+ * The user's games or extensions whose report is not empty for the requested days: one with data
+ * on or before min(end, yesterday), and, when the range starts yesterday, data yesterday (the
+ * date rules of reports/dates.ts, `effectiveRange`, written as SQL).
+ */
+export async function ownedReportSubjects(
+  db: Kysely<Database>,
+  kind: ReportKind,
+  f: SubjectFilter,
+  page: PageQuery,
+): Promise<Page<ReportSubjectRow>> {
+  const t = TABLES[kind];
+  const lastDay = f.end !== undefined && f.end < f.yesterday ? f.end : f.yesterday;
+  let q = subjects(db, kind, f.today, f.yesterday)
+    .where(`${t.subject}.owner_id`, '=', f.ownerId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom(t.days)
+          .select(sql.lit(1).as('one'))
+          .whereRef(`${t.days}.${t.fk}`, '=', `${t.subject}.id`)
+          .where('day', '<=', lastDay),
+      ),
+    );
+  if (f.start !== undefined && f.start >= f.yesterday)
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom(t.days)
+          .select(sql.lit(1).as('one'))
+          .whereRef(`${t.days}.${t.fk}`, '=', `${t.subject}.id`)
+          .where('day', '=', f.yesterday),
+      ),
+    );
+  return keysetPage(q, [`${t.subject}.id`], 'asc', page) as Promise<Page<ReportSubjectRow>>;
+}
+
+export type ReportDayRow<K extends ReportKind> = K extends 'games' ? GameDayRow : ExtensionDayRow;
+
+/**
+ * Up to `limit` daily rows of one subject, in day order, from `from` (or strictly after `after`)
+ * to `to`: one primary-key range scan per call, so a report is read in bounded chunks.
+ */
+export async function reportDays<K extends ReportKind>(
+  db: Kysely<Database>,
+  kind: K,
+  id: string,
+  range: { from: string; to: string; after?: string },
+  limit: number,
+): Promise<ReportDayRow<K>[]> {
+  const t = TABLES[kind];
+  let q = (db as AnyDb)
+    .selectFrom(t.days)
+    .selectAll()
+    .where(t.fk, '=', kind === 'games' ? Number(id) : id)
+    .where('day', '<=', range.to);
+  q = range.after === undefined ? q.where('day', '>=', range.from) : q.where('day', '>', range.after);
+  return q.orderBy('day', 'asc').limit(limit).execute() as Promise<ReportDayRow<K>[]>;
+}
