@@ -1,0 +1,661 @@
+// `npm run bench`: helixd under load on a large store, against the ceiling of its platform, in one
+// run. See bench/README.md for what it measures and the figures it gave.
+//
+//   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
+//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (< 3 min)
+//   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
+//   other flags: --users N --seed N --seconds N --connections N --generator wrk|autocannon
+//                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { SPEC_SCOPES } from '../src/auth/scopes.ts';
+import { mintToken } from '../src/auth/tokens.ts';
+import { sizesFor } from '../src/seed/generate.ts';
+import { readSeedInfo } from '../src/seed/index.ts';
+import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
+import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
+import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(ROOT, 'bin', 'helixd.js');
+/** Bench data is generated relative to a fixed day, so a kept store stays the same store. */
+const ANCHOR_ISO = '2026-11-21T00:00:00Z';
+
+// ---- options -------------------------------------------------------------------------------------
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    db: { type: 'string' },
+    users: { type: 'string' },
+    seed: { type: 'string', default: '1' },
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string', default: '64' },
+    generator: { type: 'string' },
+    only: { type: 'string', multiple: true },
+    profile: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (args.help) {
+  const head = readFileSync(fileURLToPath(import.meta.url), 'utf8')
+    .split('\n')
+    .slice(0, 9);
+  process.stdout.write(`${head.map((l) => l.replace(/^\/\/ ?/, '')).join('\n')}\n`);
+  process.exit(0);
+}
+
+const quick = args.quick;
+const users = Number(args.users ?? (quick ? 2000 : 100_000));
+const seed = Number(args.seed);
+const seconds = Number(args.seconds ?? (quick ? 2 : 10));
+const warmup = Number(args.warmup ?? 1);
+const connections = Number(args.connections);
+const walkPages = quick ? 60 : 500;
+const spread = quick ? 200 : 1000;
+for (const [k, v] of Object.entries({ users, seed, seconds, warmup, connections }))
+  if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: a whole number is needed`);
+
+const say = (line = '') => process.stdout.write(`${line}\n`);
+
+// ---- child processes -----------------------------------------------------------------------------
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => res(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs a command to completion; returns its wall time and the peak RSS seen while it ran. */
+async function runTimed(
+  cmd: string,
+  argv: string[],
+): Promise<{ seconds: number; peakRss: number | undefined; output: string }> {
+  const started = performance.now();
+  const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (d) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  let peak: number | undefined;
+  const poll = setInterval(() => {
+    const hwm = child.pid ? procStatus(child.pid, 'VmHWM') : undefined;
+    if (hwm !== undefined) peak = Math.max(peak ?? 0, hwm);
+  }, 100);
+  const code = await new Promise<number | null>((res, rej) => {
+    child.on('error', rej);
+    child.on('close', res);
+  });
+  clearInterval(poll);
+  if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
+  return { seconds: (performance.now() - started) / 1000, peakRss: peak, output };
+}
+
+async function waitReady(base: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`helixd exited with ${child.exitCode} before it was ready`);
+    try {
+      const res = await fetch(`${base}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`helixd was not ready after ${timeoutMs} ms`);
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((res) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      res();
+    });
+    child.kill('SIGINT');
+  });
+}
+
+// ---- the store -----------------------------------------------------------------------------------
+
+interface SeedRecord {
+  seconds: number;
+  peakRss?: number;
+  date: string;
+  users: number;
+  seed: number;
+}
+
+async function prepareStore(): Promise<{ url: string; seedRun: SeedRecord | undefined; reused: boolean }> {
+  const pg = args.db !== undefined && isPostgresUrl(args.db);
+  const url = args.db ?? join(ROOT, 'bench', 'data', `sqlite-u${users}-s${seed}.db`);
+  const record = pg ? undefined : `${url}.seed.json`;
+  if (!pg) await mkdir(dirname(url), { recursive: true });
+
+  const seedArgs = [BIN, 'seed', '--db', url, '--users', String(users), '--seed', String(seed)];
+  seedArgs.push('--now', ANCHOR_ISO);
+  const store = openStore({ url });
+  let info: Awaited<ReturnType<typeof readSeedInfo>>;
+  try {
+    await runTimed(process.execPath, [BIN, 'migrate', '--db', url]);
+    info = await readSeedInfo(store);
+  } finally {
+    await store.close();
+  }
+  if (info && (pg || (info.users === users && info.seed === seed && record && existsSync(record)))) {
+    if (info.users !== users || info.seed !== seed)
+      say(`note: the store holds seed ${info.seed} with ${info.users} users; using it as it is`);
+    const kept = record ? (JSON.parse(await readFile(record, 'utf8')) as SeedRecord) : undefined;
+    return { url, seedRun: kept, reused: true };
+  }
+  if (!pg) for (const f of [url, `${url}-wal`, `${url}-shm`]) rmSync(f, { force: true });
+  say(`seeding ${pg ? maskPassword(url) : url}: ${users} users, seed ${seed} ...`);
+  const run = await runTimed(process.execPath, seedArgs);
+  const rec: SeedRecord = {
+    seconds: run.seconds,
+    ...(run.peakRss !== undefined ? { peakRss: run.peakRss } : {}),
+    date: new Date().toISOString(),
+    users,
+    seed,
+  };
+  if (record) await writeFile(record, `${JSON.stringify(rec, null, 2)}\n`);
+  say(run.output.trim().split('\n')[0] ?? '');
+  return { url, seedRun: rec, reused: false };
+}
+
+// ---- the report ----------------------------------------------------------------------------------
+
+interface Row {
+  op: string;
+  kind: string;
+  cls: QueryKind['cls'];
+  note?: string;
+  urls: number;
+  meanBytes: number;
+  helixd: LoadResult;
+  ceiling: LoadResult;
+  /** helixd req/s over the ceiling's */
+  ratio: number;
+}
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const mb = (bytes: number | undefined) => (bytes === undefined ? 'n/a' : `${fmt(bytes / 2 ** 20, 0)} MB`);
+
+function table(rows: Row[]): string {
+  const head = [
+    'operation',
+    'query kind',
+    'urls',
+    'bytes',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'err',
+    'ceiling req/s',
+    'ceil p50',
+    'ratio',
+  ];
+  const body = rows.map((r) => [
+    r.op,
+    r.kind + (r.note ? ` (${r.note})` : ''),
+    String(r.urls),
+    String(Math.round(r.meanBytes)),
+    fmt(r.helixd.rps, 0),
+    fmt(r.helixd.p50, 2),
+    fmt(r.helixd.p99, 2),
+    String(r.helixd.errors),
+    fmt(r.ceiling.rps, 0),
+    fmt(r.ceiling.p50, 2),
+    `${fmt(r.ratio * 100, 0)}%`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+interface DeepVsFirst {
+  op: string;
+  deep: string;
+  first: string;
+  deepP50: number;
+  firstP50: number;
+  factor: number;
+}
+
+function deepVsFirst(rows: Row[]): DeepVsFirst[] {
+  const out: DeepVsFirst[] = [];
+  for (const d of rows.filter((r) => r.cls === 'deep')) {
+    const firsts = rows.filter((r) => r.op === d.op && r.cls === 'first');
+    const f = firsts.find((r) => r.kind === d.kind.replace('deep page', 'first page')) ?? firsts[0];
+    if (!f) continue;
+    out.push({
+      op: d.op,
+      deep: d.kind,
+      first: f.kind,
+      deepP50: d.helixd.p50,
+      firstP50: f.helixd.p50,
+      factor: d.helixd.p50 / f.helixd.p50,
+    });
+  }
+  return out;
+}
+
+interface BudgetLine {
+  line: string;
+  value: string;
+  met: boolean | null;
+}
+
+// ---- CPU profile summary -----------------------------------------------------------------------
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+function summariseProfile(file: string, top = 25): string[] {
+  const prof = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  const byPackage = new Map<string, number>();
+  let total = 0;
+  prof.samples.forEach((id, i) => {
+    const dt = prof.timeDeltas[i] ?? 0;
+    const n = byId.get(id);
+    if (!n) return;
+    total += dt;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const where = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
+    const key = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
+    self.set(key, (self.get(key) ?? 0) + dt);
+    const pkg =
+      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
+      (where.startsWith('src/')
+        ? where
+        : where.startsWith('node:')
+          ? 'node internals'
+          : where || functionName);
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + dt);
+  });
+  const pct = (v: number) => `${fmt((v / total) * 100, 1).padStart(5)}%`;
+  const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
+  return [
+    `CPU profile of helixd (${fmt(total / 1e6, 1)} s sampled), self time by function:`,
+    ...sorted(self).map(([k, v]) => `  ${pct(v)}  ${k}`),
+    'self time by package / source file:',
+    ...sorted(byPackage).map(([k, v]) => `  ${pct(v)}  ${k}`),
+  ];
+}
+
+// ---- main ----------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/:\d\d\.\d+Z$/, 'Z')
+    .replace(':', '');
+  const generator = chooseGenerator(args.generator);
+  const resultsDir = join(ROOT, 'bench', 'results');
+  await mkdir(resultsDir, { recursive: true });
+  const scratch = await mkdtemp(join(tmpdir(), 'helixd-bench-'));
+  say(
+    `helixd bench ${quick ? '(quick) ' : ''}- ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}`,
+  );
+  say(
+    `load generator: ${generator}${generator === 'wrk' ? '' : ' (wrk is not installed)'}; ${connections} connections, ${seconds} s per query kind, ${warmup} s warm-up`,
+  );
+
+  // 1. the store
+  const { url, seedRun, reused } = await prepareStore();
+  const store: Store = openStore({ url });
+  const counts: Record<string, number> = {};
+  for (const t of ['users', 'games', 'clips', 'videos', 'subscriptions', 'markers'] as const) {
+    const r = await store.db
+      .selectFrom(t)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    counts[t] = Number(r.n);
+  }
+  const live = await store.db
+    .selectFrom('games')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('stream_count', '>', 0)
+    .executeTakeFirstOrThrow();
+  counts.games_live = Number(live.n);
+  const info = await readSeedInfo(store);
+  if (!info) throw new Error('the store holds no seed information');
+  say(`store: ${store.location} (${store.dialect})`);
+  say(
+    `  ${Object.entries(counts)
+      .map(([k, v]) => `${k} ${v.toLocaleString('en')}`)
+      .join(', ')}`,
+  );
+  if (seedRun)
+    say(
+      `  seeding: ${fmt(seedRun.seconds)} s, peak RSS ${mb(seedRun.peakRss)}${reused ? ` (kept store, seeded ${seedRun.date})` : ''}`,
+    );
+  else if (reused) say('  seeding: not measured (the store was already seeded)');
+
+  // 2. tokens, minted straight into the store (the token command would start a process per user)
+  const now = Math.floor(Date.now() / 1000);
+  const ttl = 24 * 3600;
+  const app = await mintToken(store.db, { kind: 'app', clientId: info.demoClientId, scopes: [], ttl, now });
+  const userTokens = new Map<number, Promise<string>>();
+  const tokenFor = (userId: number): Promise<string> => {
+    let t = userTokens.get(userId);
+    if (!t) {
+      t = mintToken(store.db, {
+        kind: 'user',
+        clientId: info.demoClientId,
+        userId,
+        scopes: SPEC_SCOPES,
+        ttl,
+        now,
+      }).then((m) => m.access_token);
+      userTokens.set(userId, t);
+    }
+    return t;
+  };
+
+  // 3. helixd, timed from spawn to the first 200 from /readyz
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const profileDir = join(resultsDir, `profile-${stamp}`);
+  const nodeFlags = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const serveArgs = [BIN, 'serve', '--db', url, '--port', String(port), '--host', '127.0.0.1'];
+  serveArgs.push('--log-level', 'warn', '--rate-limit', '0', '--skip-seed');
+  const spawnedAt = performance.now();
+  const helixd = spawn(process.execPath, [...nodeFlags, ...serveArgs], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let helixdLog = '';
+  const keepLog = (d: Buffer) => {
+    helixdLog = (helixdLog + d.toString()).slice(-20_000);
+  };
+  helixd.stdout?.on('data', keepLog);
+  helixd.stderr?.on('data', keepLog);
+  let ceiling: ChildProcess | undefined;
+  try {
+    await waitReady(base, helixd, 60_000);
+    const startupMs = performance.now() - spawnedAt;
+    say(`helixd ready in ${fmt(startupMs, 0)} ms (pid ${helixd.pid}, ${base})`);
+    const pid = helixd.pid as number;
+    const rssSamples: number[] = [];
+    const rssTimer = setInterval(() => {
+      const v = procStatus(pid, 'VmRSS');
+      if (v !== undefined) rssSamples.push(v);
+    }, 1000);
+
+    // 4. which operations exist, and their query mixes
+    const ctx: MixContext = {
+      base,
+      db: store.db,
+      anchor: info.anchor,
+      appToken: app.access_token,
+      tokenFor,
+      walkPages,
+      spread,
+      log: say,
+    };
+    const kinds: QueryKind[] = [];
+    const skipped: string[] = [];
+    for (const op of OPERATIONS) {
+      if (args.only && !args.only.includes(op.path)) continue;
+      const probe = await getJson(base, await op.probe(ctx));
+      if (probe.status === 404) {
+        say(`skip ${op.path}: not there yet (404)`);
+        skipped.push(op.path);
+        continue;
+      }
+      const started = performance.now();
+      try {
+        const built = await op.build(ctx);
+        kinds.push(...built);
+        say(`mix ${op.path}: ${built.length} query kinds in ${fmt((performance.now() - started) / 1000)} s`);
+      } catch (err) {
+        say(`skip ${op.path}: its mix could not be built: ${(err as Error).message}`);
+        skipped.push(op.path);
+      }
+    }
+
+    // 5. every request once: it must answer 200; its size is what the ceiling sends back
+    const sizes: Record<string, number> = {};
+    const rejected: string[] = [];
+    for (const k of kinds) {
+      const ok: BenchRequest[] = [];
+      let bytes = 0;
+      const queue = [...k.requests];
+      const worker = async () => {
+        for (let r = queue.shift(); r; r = queue.shift()) {
+          const res = await getJson(base, r);
+          if (res.status === 200) {
+            ok.push(r);
+            sizes[r.path] = res.bytes;
+            bytes += res.bytes;
+          } else if (rejected.length < 20 || !rejected.some((x) => x.startsWith(`${k.op} ${k.kind}`)))
+            rejected.push(`${k.op} ${k.kind}: ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, worker));
+      if (ok.length < k.requests.length)
+        say(
+          `  ${k.op} ${k.kind}: ${k.requests.length - ok.length} of ${k.requests.length} requests not 200, left out`,
+        );
+      // keep the mix's order (the workers finish out of order)
+      const okSet = new Set(ok);
+      k.requests = k.requests.filter((r) => okSet.has(r));
+      Object.assign(k, { meanBytes: ok.length ? bytes / ok.length : 0 });
+    }
+    for (const r of rejected.slice(0, 10)) say(`  rejected: ${r}`);
+    const runnable = kinds.filter((k) => k.requests.length > 0);
+
+    // 6. the ceiling, in its own process like helixd
+    const sizesFile = join(scratch, 'sizes.json');
+    await writeFile(sizesFile, JSON.stringify(sizes));
+    ceiling = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'ceiling.ts'), sizesFile], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const ceilingPort = await new Promise<number>((res, rej) => {
+      let out = '';
+      ceiling?.stdout?.on('data', (d) => {
+        out += d;
+        const m = /listening (\d+)/.exec(out);
+        if (m) res(Number(m[1]));
+      });
+      ceiling?.on('exit', (c) => rej(new Error(`the ceiling server exited (${c})`)));
+    });
+    const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
+
+    // 7. the load: per query kind, helixd (after a warm-up) and then the ceiling, interleaved
+    say();
+    say(`running ${runnable.length} query kinds ...`);
+    const rows: Row[] = [];
+    for (const k of runnable) {
+      const load = (b: string, s: number) =>
+        runLoad(generator, { base: b, requests: k.requests, connections, seconds: s, scratch });
+      if (warmup > 0) await load(base, warmup);
+      const h = await load(base, seconds);
+      const c = await load(ceilingBase, seconds);
+      const row: Row = {
+        op: k.op,
+        kind: k.kind,
+        cls: k.cls,
+        ...(k.note ? { note: k.note } : {}),
+        urls: k.requests.length,
+        meanBytes: (k as QueryKind & { meanBytes: number }).meanBytes,
+        helixd: h,
+        ceiling: c,
+        ratio: h.rps / c.rps,
+      };
+      rows.push(row);
+      say(
+        `  ${k.op} ${k.kind}: ${fmt(h.rps, 0)} req/s, p50 ${fmt(h.p50, 2)} ms, p99 ${fmt(h.p99, 2)} ms${h.errors ? `, ${h.errors} errors` : ''}; ceiling ${fmt(c.rps, 0)} req/s (${fmt(row.ratio * 100, 0)}%)`,
+      );
+    }
+    clearInterval(rssTimer);
+    const peakRss = procStatus(pid, 'VmHWM');
+
+    // 8. the report
+    await stopChild(helixd);
+    const dvf = deepVsFirst(rows);
+    const firstRows = rows.filter((r) => r.cls === 'first');
+    const worstFirst = firstRows.reduce<Row | undefined>(
+      (w, r) => (!w || r.ratio < w.ratio ? r : w),
+      undefined,
+    );
+    const worstP99 = rows.reduce<Row | undefined>(
+      (w, r) => (!w || r.helixd.p99 > w.helixd.p99 ? r : w),
+      undefined,
+    );
+    const worstDeep = dvf.reduce<DeepVsFirst | undefined>(
+      (w, d) => (!w || d.factor > w.factor ? d : w),
+      undefined,
+    );
+    const bigStore = (counts.clips ?? 0) >= 1_000_000;
+    const budget: BudgetLine[] = [
+      {
+        line: "every operation's first-page queries >= 25% of the ceiling's req/s",
+        value: worstFirst
+          ? `lowest ${fmt(worstFirst.ratio * 100, 0)}% (${worstFirst.op} ${worstFirst.kind})`
+          : 'n/a',
+        met: worstFirst ? firstRows.every((r) => r.ratio >= 0.25) : null,
+      },
+      {
+        line: 'deep-page p50 <= 1.25 x first-page p50',
+        value: worstDeep
+          ? `highest ${fmt(worstDeep.factor, 2)} x (${worstDeep.op} ${worstDeep.deep})`
+          : 'n/a',
+        met: worstDeep ? dvf.every((d) => d.factor <= 1.25) : null,
+      },
+      {
+        line: `p99 < 20 ms at ${connections} connections`,
+        value: worstP99
+          ? `highest ${fmt(worstP99.helixd.p99, 1)} ms (${worstP99.op} ${worstP99.kind})`
+          : 'n/a',
+        met: worstP99 ? rows.every((r) => r.helixd.p99 < 20) && connections >= 64 : null,
+      },
+      {
+        line: 'peak RSS of helixd < 512 MB',
+        value: mb(peakRss),
+        met: peakRss === undefined ? null : peakRss < 512 * 2 ** 20,
+      },
+      {
+        line: '1,000,000 clips seed in < 2 min',
+        value: seedRun
+          ? `${fmt(seedRun.seconds)} s for ${counts.clips?.toLocaleString('en')} clips (whole store)`
+          : 'not measured',
+        met: seedRun && bigStore ? seedRun.seconds < 120 : null,
+      },
+      {
+        line: 'start-up on the large store < 2 s',
+        value: `${fmt(startupMs / 1000, 2)} s`,
+        met: bigStore ? startupMs < 2000 : null,
+      },
+    ];
+
+    say();
+    say(table(rows));
+    say();
+    if (dvf.length) {
+      say('deep pages against first pages (p50):');
+      for (const d of dvf)
+        say(
+          `  ${d.op} ${d.deep} ${fmt(d.deepP50, 2)} ms vs ${d.first} ${fmt(d.firstP50, 2)} ms: ${fmt(d.factor, 2)} x`,
+        );
+      say();
+    }
+    say(`peak RSS of helixd: ${mb(peakRss)}; start-up to ready: ${fmt(startupMs, 0)} ms`);
+    for (const s of skipped) say(`not measured: ${s} (not there yet or its mix failed)`);
+    say();
+    say(`budget${bigStore ? '' : ' (small store: the size-bound lines are not judged)'}:`);
+    for (const b of budget)
+      say(`  [${b.met === null ? 'n/a   ' : b.met ? 'met   ' : 'missed'}] ${b.line}: ${b.value}`);
+
+    const report = {
+      date: new Date().toISOString(),
+      quick,
+      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      generator,
+      connections,
+      secondsPerKind: seconds,
+      store: {
+        dialect: store.dialect,
+        location: store.location,
+        seed: info.seed,
+        users: info.users,
+        counts,
+        expected: sizesFor(info.users),
+      },
+      seeding: seedRun ? { ...seedRun, reused } : null,
+      startupMs,
+      peakRssBytes: peakRss ?? null,
+      rssSamplesBytes: rssSamples,
+      skipped,
+      results: rows,
+      deepVsFirst: dvf,
+      budget,
+    };
+    const out = join(
+      resultsDir,
+      `${stamp}${quick ? '-quick' : ''}-${store.dialect}.json`.replace(/[^\w.-]/g, '-'),
+    );
+    await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+    say();
+    say(`written: ${out.replace(`${ROOT}/`, '')}`);
+
+    if (args.profile) {
+      const files = existsSync(profileDir)
+        ? readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))
+        : [];
+      const last = files.sort().at(-1);
+      if (last) {
+        say();
+        for (const l of summariseProfile(join(profileDir, last))) say(l);
+      } else say('no CPU profile was written');
+    }
+  } catch (err) {
+    if (helixdLog) process.stderr.write(`helixd's last output:\n${helixdLog}\n`);
+    throw err;
+  } finally {
+    await stopChild(helixd);
+    if (ceiling) await stopChild(ceiling);
+    await store.close();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+await main();
