@@ -2,12 +2,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
-import { errorBody, handleError } from './http/errors.ts';
+import { errorBody, handleClientError, handleError } from './http/errors.ts';
+import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { Links } from './links.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
+import { oauthRoutes } from './routes/oauth.ts';
 import { reportsRoutes } from './routes/reports.ts';
+import { unitsRoutes } from './routes/units.ts';
 import type { Store } from './store/db.ts';
 
 export interface AppDeps {
@@ -18,6 +21,8 @@ export interface AppDeps {
   secret: string;
   /** false in tests that don't want request logs */
   logger?: boolean;
+  /** where rate-limit buckets live; default: this process's memory */
+  rateLimitStore?: RateLimitStore;
 }
 
 /** Builds the ready application; never listens (server.ts does, tests use inject). */
@@ -28,6 +33,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
     secret: deps.secret,
     links: new Links(deps.config.siteUrl),
+    rateLimiter: new RateLimiter(
+      deps.rateLimitStore ?? new MemoryRateLimitStore(),
+      deps.config.rateLimit,
+      deps.clock,
+    ),
   };
   const app = Fastify({
     logger: deps.logger === false ? false : { level: deps.config.logLevel },
@@ -36,7 +46,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Bodies are only small token-service forms.
     bodyLimit: 64 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before a route runs (bad URL encoding; malformed HTTP) get the Helix body too.
+    frameworkErrors: handleError,
+    clientErrorHandler: handleClientError,
   });
+  app.addHook('onClose', () => ctx.rateLimiter.close());
 
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_req, reply) => {
@@ -44,6 +58,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   healthRoutes(app, ctx);
+  oauthRoutes(app, ctx);
+  unitsRoutes(app, ctx);
   gamesRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);

@@ -1,5 +1,6 @@
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { RateLimiter } from './http/ratelimit.ts';
 import type { Links } from './links.ts';
 import type { Store } from './store/db.ts';
 
@@ -12,4 +13,6 @@ export interface AppContext {
   readonly secret: string;
   /** URLs of the platform's pages and images */
   readonly links: Links;
+  /** the rate-limit buckets (src/http/ratelimit.ts) */
+  readonly rateLimiter: RateLimiter;
 }

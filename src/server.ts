@@ -38,9 +38,14 @@ export async function startServer(
       await seedStore(store, { seed: config.seed, users: config.users, anchor: dayStart(clock.now()) });
       print(`helixd: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }
-    // Housekeeping: tokens and codes past their expiry can never be used again.
+    // Housekeeping: tokens and codes past their expiry can never be used again (a user token whose
+    // access token expired stays while its refresh token can still be spent).
     const now = nowSeconds(clock);
-    await store.db.deleteFrom('tokens').where('expires_at', '<=', now).execute();
+    await store.db
+      .deleteFrom('tokens')
+      .where('expires_at', '<=', now)
+      .where('refresh_hash', 'is', null)
+      .execute();
     await store.db.deleteFrom('auth_codes').where('expires_at', '<=', now).execute();
     const secret = await resolveSecret(store, config.secret);
     const app = await buildApp({ config, store, clock, secret });

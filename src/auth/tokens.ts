@@ -72,3 +72,52 @@ export async function findToken(
   if (!row || row.expires_at <= now) return undefined;
   return row;
 }
+
+/**
+ * Refresh (RFC 6749 section 6) with rotation: the refresh token is spent in one conditional update,
+ * so two requests racing with the same refresh token cannot both win, and a new access token and
+ * refresh token are minted with the same client, user and scopes. The old access token keeps
+ * working until it expires. App tokens carry no refresh token, so they cannot be refreshed.
+ */
+export async function refreshToken(
+  db: Kysely<Database>,
+  raw: string,
+  clientId: string,
+  ttl: number,
+  now: number,
+): Promise<MintedToken | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const spent = await trx
+      .updateTable('tokens')
+      .set({ refresh_hash: null })
+      .where('refresh_hash', '=', sha256(raw))
+      .where('client_id', '=', clientId)
+      .where('kind', '=', 'user')
+      .returning(['user_id', 'scopes'])
+      .executeTakeFirst();
+    if (!spent || spent.user_id === null) return undefined;
+    return mintToken(trx, {
+      kind: 'user',
+      clientId,
+      userId: spent.user_id,
+      scopes: spent.scopes.split(' ').filter(Boolean),
+      ttl,
+      now,
+    });
+  });
+}
+
+/**
+ * Revokes the token (access or refresh token, RFC 7009) issued to `clientId`: its row goes, so the
+ * access token and its refresh token stop working at once, on every instance. False when no such
+ * token of that client exists.
+ */
+export async function revokeToken(db: Kysely<Database>, raw: string, clientId: string): Promise<boolean> {
+  const h = sha256(raw);
+  const res = await db
+    .deleteFrom('tokens')
+    .where('client_id', '=', clientId)
+    .where((eb) => eb.or([eb('hash', '=', h), eb('refresh_hash', '=', h)]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The one error type of the request path: a status and a message for the Helix error body. */
@@ -85,36 +86,52 @@ function isStoreUnavailable(err: unknown): boolean {
   );
 }
 
-/** The one error handler: any error becomes the Helix body; internals of 5xx never leave. */
+/** An error's status and public message; internals of 5xx never leave (they are logged). */
+export function describeError(
+  err: FastifyError | HelixError | Error,
+  req: FastifyRequest,
+): { status: number; message: string; headers?: Record<string, string> } {
+  if (err instanceof HelixError) return { status: err.status, message: err.message, headers: err.headers };
+  if ((err as FastifyError).validation)
+    return { status: 400, message: validationMessage((err as FastifyError).validation as AjvError[]) };
+  if (isStoreUnavailable(err)) {
+    req.log.error({ err }, 'store unavailable');
+    return { status: 503, message: 'The service is temporarily unavailable' };
+  }
+  const s = (err as FastifyError).statusCode;
+  // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding
+  // ...): their messages describe the request, never the server.
+  if (typeof s === 'number' && s >= 400 && s < 500)
+    return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
+  req.log.error({ err }, 'unhandled error');
+  return { status: 500, message: 'Internal Server Error' };
+}
+
+/** The one error handler: any error becomes the Helix body. */
 export function handleError(
   err: FastifyError | HelixError | Error,
   req: FastifyRequest,
   reply: FastifyReply,
 ) {
-  let status: number;
-  let message: string;
-  if (err instanceof HelixError) {
-    status = err.status;
-    message = err.message;
-    if (err.headers) reply.headers(err.headers);
-  } else if ((err as FastifyError).validation) {
-    status = 400;
-    message = validationMessage((err as FastifyError).validation as AjvError[]);
-  } else if (isStoreUnavailable(err)) {
-    status = 503;
-    message = 'The service is temporarily unavailable';
-    req.log.error({ err }, 'store unavailable');
-  } else {
-    const s = (err as FastifyError).statusCode;
-    if (typeof s === 'number' && s >= 400 && s < 500) {
-      // Fastify's own client errors (bad content type, body too large, bad URL encoding ...)
-      status = s;
-      message = s === 415 ? 'Unsupported Media Type' : err.message;
-    } else {
-      status = 500;
-      message = 'Internal Server Error';
-      req.log.error({ err }, 'unhandled error');
-    }
-  }
+  const { status, message, headers } = describeError(err, req);
+  if (headers) reply.headers(headers);
   reply.code(status).type('application/json; charset=utf-8').send(errorBody(status, message));
+}
+
+/**
+ * Errors the HTTP parser raises before there is a request (malformed request line or headers,
+ * headers too large, timeouts): answered on the raw socket, still with the Helix body.
+ */
+export function handleClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify(errorBody(status, STATUS_CODES[status] ?? 'Bad Request'));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { type AccessRule, authorize, type Principal } from './access.ts';
+import { HelixError } from './errors.ts';
 import { compileQuery } from './validate.ts';
 
 /** Every operation is served under both prefixes (DESIGN decision 1). */
@@ -34,8 +35,18 @@ export function registerOperation<Q>(app: FastifyInstance, ctx: AppContext, def:
       schema: { response: def.schema.response } as FastifySchema,
       handler: async (req, reply) => {
         const principal = await authorize(ctx, req, def.access);
+        // Rate limit after the token check (the bucket is the token's), before any parameter.
+        reply.headers(await ctx.rateLimiter.charge(principal));
         const query = validate(req.query);
         return def.handler(ctx, { query, principal, req, reply });
+      },
+    });
+    // The operations are reads: any other method on their paths is a 405, not a 404.
+    app.route({
+      method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+      url: prefix + def.path,
+      handler: async () => {
+        throw new HelixError(405, 'Method Not Allowed', { headers: { allow: 'GET, HEAD' } });
       },
     });
   }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, UserRow } from './schema.ts';
 
 /** The users behind a page's rows, in one query (never one per row); missing ids are left out. */
@@ -9,4 +10,27 @@ export async function usersByIds(db: Kysely<Database>, ids: Iterable<number>): P
   const rows = await db.selectFrom('users').selectAll().where('id', 'in', unique).execute();
   for (const r of rows) byId.set(r.id, r);
   return byId;
+}
+
+export function findUserById(db: Kysely<Database>, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Logins are stored in lower case; the lookup ignores case. */
+export function findUserByLogin(db: Kysely<Database>, login: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('login', '=', login.toLowerCase()).executeTakeFirst();
+}
+
+/** All users by id, ascending (the primary key's order): the consent page and /units/users. */
+export function usersById(db: Kysely<Database>, page: PageQuery): Promise<Page<UserRow>> {
+  return keysetPage(db.selectFrom('users').selectAll(), ['id'], 'asc', page);
+}
+
+export async function countUsers(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  // PostgreSQL's count is an int8, which its driver may hand back as text.
+  return Number(row.n);
 }

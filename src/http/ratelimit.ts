@@ -1,0 +1,106 @@
+// Rate limits: a token bucket per client (app tokens) and per client and user (user tokens), as
+// production does (WIRE.md). A bucket holds `points` and refills continuously at `points` per
+// minute; every operation request takes one point. The buckets live behind RateLimitStore, so that
+// several instances can share them (Redis) instead of each keeping its own (memory).
+import type { Clock } from '../clock.ts';
+import type { Principal } from './access.ts';
+import { HelixError } from './errors.ts';
+
+/** Production's window: the bucket refills completely in one minute. */
+export const RATE_LIMIT_WINDOW_MS = 60_000;
+
+export interface BucketTake {
+  /** the point was taken; false: the bucket is empty */
+  allowed: boolean;
+  /** whole points left after this request */
+  remaining: number;
+  /** when the bucket will be full again, Unix milliseconds */
+  fullAt: number;
+}
+
+export interface RateLimitStore {
+  /**
+   * Takes `cost` points from bucket `key` of `capacity` points refilled evenly over `windowMs`, as
+   * of `nowMs`. A bucket never seen is full. Must be atomic per key.
+   */
+  take(key: string, cost: number, capacity: number, windowMs: number, nowMs: number): Promise<BucketTake>;
+  close?(): Promise<void>;
+}
+
+interface Bucket {
+  /** the level in point-milliseconds (points × windowMs): refills are exact integers */
+  level: number;
+  at: number;
+}
+
+/** Buckets in this process's memory: right for one instance. */
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly buckets = new Map<string, Bucket>();
+  private takes = 0;
+
+  async take(
+    key: string,
+    cost: number,
+    capacity: number,
+    windowMs: number,
+    nowMs: number,
+  ): Promise<BucketTake> {
+    const full = capacity * windowMs;
+    const b = this.buckets.get(key);
+    // A clock set back (tests, --now) refills nothing rather than draining.
+    let level = b ? Math.min(full, b.level + Math.max(0, nowMs - b.at) * capacity) : full;
+    const allowed = level >= cost * windowMs;
+    if (allowed) level -= cost * windowMs;
+    this.buckets.set(key, { level, at: Math.max(nowMs, b?.at ?? nowMs) });
+    if (++this.takes % 1024 === 0) this.sweep(nowMs, windowMs);
+    return {
+      allowed,
+      remaining: Math.floor(level / windowMs),
+      fullAt: nowMs + Math.ceil((full - level) / capacity),
+    };
+  }
+
+  /** Drops buckets that have had time to refill completely: they equal a bucket never seen. */
+  private sweep(nowMs: number, windowMs: number): void {
+    for (const [key, b] of this.buckets) if (nowMs - b.at >= windowMs) this.buckets.delete(key);
+  }
+}
+
+/** The bucket a request draws from. */
+export function bucketKey(p: Principal): string {
+  return p.kind === 'app' ? `app:${p.clientId}` : `user:${p.clientId}:${p.userId}`;
+}
+
+export class RateLimiter {
+  constructor(
+    private readonly store: RateLimitStore,
+    /** points per minute; 0 switches rate limiting off */
+    private readonly points: number,
+    private readonly clock: Clock,
+  ) {}
+
+  get enabled(): boolean {
+    return this.points > 0;
+  }
+
+  /**
+   * Charges one point to the caller's bucket and returns the Ratelimit-* headers for the response;
+   * throws 429 (with the same headers) when the bucket is empty. No headers when limits are off.
+   */
+  async charge(principal: Principal): Promise<Record<string, string>> {
+    if (!this.enabled) return {};
+    const now = this.clock.now();
+    const t = await this.store.take(bucketKey(principal), 1, this.points, RATE_LIMIT_WINDOW_MS, now);
+    const headers = {
+      'ratelimit-limit': String(this.points),
+      'ratelimit-remaining': String(t.remaining),
+      'ratelimit-reset': String(Math.ceil(t.fullAt / 1000)),
+    };
+    if (!t.allowed) throw new HelixError(429, 'Request limit exceeded', { headers });
+    return headers;
+  }
+
+  async close(): Promise<void> {
+    await this.store.close?.();
+  }
+}
