@@ -230,14 +230,20 @@ forEachStore('GET /helix/analytics/games and /helix/analytics/extensions', (stor
       });
 
       it(`${k.path}: a ${k.idParam} of another user's ${k.kind} is a 403`, async () => {
-        const q =
+        const foreign =
           k.kind === 'games'
-            ? t.store.db
+            ? await t.store.db
                 .selectFrom('games')
                 .select('id')
                 .where((eb) => eb.or([eb('owner_id', 'is', null), eb('owner_id', '!=', demo)]))
-            : t.store.db.selectFrom('extensions').select('id').where('owner_id', '!=', demo);
-        const foreign = await q.orderBy('id').executeTakeFirstOrThrow();
+                .orderBy('id')
+                .executeTakeFirstOrThrow()
+            : await t.store.db
+                .selectFrom('extensions')
+                .select('id')
+                .where('owner_id', '!=', demo)
+                .orderBy('id')
+                .executeTakeFirstOrThrow();
         assert.match(
           await message(`${k.path}?${k.idParam}=${foreign.id}`, 403),
           /does not belong to the user of the OAuth token/,
