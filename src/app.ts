@@ -6,6 +6,7 @@ import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { Links } from './links.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { oauthRoutes } from './routes/oauth.ts';
@@ -63,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   gamesRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
+  decommissionedRoutes(app, ctx);
 
   await app.ready();
   return app;
