@@ -6,12 +6,14 @@ import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { Links } from './links.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { clipsRoutes } from './routes/clips.ts';
 import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { unitsRoutes } from './routes/units.ts';
+import { videosRoutes } from './routes/videos.ts';
 import type { Store } from './store/db.ts';
 
 export interface AppDeps {
@@ -62,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   oauthRoutes(app, ctx);
   unitsRoutes(app, ctx);
   gamesRoutes(app, ctx);
+  clipsRoutes(app, ctx);
+  videosRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
   decommissionedRoutes(app, ctx);

@@ -1,0 +1,52 @@
+import { badRequest } from './errors.ts';
+
+// RFC 3339 section 5.6 `date-time`: full-date "T" full-time, with a fraction of a second allowed
+// and the offset `Z` or `±hh:mm` required. "T" and "Z" may be lower case (section 5.6, note).
+// Date.parse alone is not used: it accepts other forms and rolls 2026-02-30 over to March 2.
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const daysIn = (year: number, month: number) =>
+  month === 2 && isLeap(year) ? 29 : (DAYS[month - 1] as number);
+
+/**
+ * Reads an RFC 3339 date-time into Unix seconds (the fraction dropped), or undefined when `value`
+ * is not one. A leap second (`:60`) is accepted, as RFC 3339 allows, and read as the second before.
+ */
+export function parseRfc3339(value: string): number | undefined {
+  const m = DATE_TIME.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 60) return undefined;
+  let offset = 0;
+  if (!m[8]) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return undefined;
+    offset = (m[9] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+  }
+  // Date.UTC reads years 0..99 as 1900..1999: set the year separately.
+  const d = new Date(Date.UTC(2000, month - 1, day, hour, minute, Math.min(second, 59)));
+  d.setUTCFullYear(year);
+  return d.getTime() / 1000 - offset;
+}
+
+/** A date-time query parameter, or a 400 naming it and the rule. */
+export function readDateTime(name: string, value: string): number {
+  const t = parseRfc3339(value);
+  if (t === undefined)
+    throw badRequest(
+      `The parameter "${name}" was malformed: the value must be an RFC 3339 date-time such as 2026-06-01T00:00:00Z`,
+    );
+  return t;
+}

@@ -1,0 +1,214 @@
+import type { FastifyInstance } from 'fastify';
+import { rfc3339 } from '../clock.ts';
+import type { AppContext } from '../context.ts';
+import { readDateTime } from '../http/datetime.ts';
+import { badRequest } from '../http/errors.ts';
+import { readNumericId } from '../http/ids.ts';
+import { registerOperation } from '../http/operation.ts';
+import {
+  type PagingQuery,
+  paginationOf,
+  paginationSchema,
+  pagingProperties,
+  readPaging,
+  singleString,
+  stringList,
+} from '../http/params.ts';
+import type { Links } from '../links.ts';
+import { CLIP_SELECTORS, type ClipFilters, clipKey, clipsByIds, clipsPage } from '../store/clips.ts';
+import type { ClipRow, UserRow } from '../store/schema.ts';
+import { usersByIds } from '../store/users.ts';
+
+export interface Clip {
+  id: string;
+  url: string;
+  embed_url: string;
+  broadcaster_id: string;
+  broadcaster_name: string;
+  creator_id: string;
+  creator_name: string;
+  video_id: string;
+  game_id: string;
+  language: string;
+  title: string;
+  view_count: number;
+  created_at: string;
+  thumbnail_url: string;
+  duration: number;
+  vod_offset: number | null;
+  is_featured: boolean;
+}
+
+/** `users` holds the broadcaster and the creator when they exist (names are "" otherwise). */
+export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserRow>, links: Links): Clip {
+  return {
+    id: row.id,
+    url: links.clip(row.id),
+    embed_url: links.clipEmbed(row.id),
+    broadcaster_id: String(row.broadcaster_id),
+    broadcaster_name: users.get(row.broadcaster_id)?.display_name ?? '',
+    creator_id: String(row.creator_id),
+    creator_name: users.get(row.creator_id)?.display_name ?? '',
+    video_id: row.video_id === null ? '' : String(row.video_id),
+    game_id: String(row.game_id),
+    language: row.language,
+    title: row.title,
+    view_count: row.view_count,
+    created_at: rfc3339(row.created_at),
+    thumbnail_url: links.clipThumbnail(row.id),
+    // stored in tenths of a second: exact on both stores, one decimal on the wire
+    duration: row.duration_ds / 10,
+    vod_offset: row.vod_offset,
+    is_featured: row.is_featured === 1,
+  };
+}
+
+const clipSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    url: { type: 'string' },
+    embed_url: { type: 'string' },
+    broadcaster_id: { type: 'string' },
+    broadcaster_name: { type: 'string' },
+    creator_id: { type: 'string' },
+    creator_name: { type: 'string' },
+    video_id: { type: 'string' },
+    game_id: { type: 'string' },
+    language: { type: 'string' },
+    title: { type: 'string' },
+    view_count: { type: 'integer' },
+    created_at: { type: 'string' },
+    thumbnail_url: { type: 'string' },
+    duration: { type: 'number' },
+    vod_offset: { type: ['integer', 'null'] },
+    is_featured: { type: 'boolean' },
+  },
+  required: [
+    'id',
+    'url',
+    'embed_url',
+    'broadcaster_id',
+    'broadcaster_name',
+    'creator_id',
+    'creator_name',
+    'video_id',
+    'game_id',
+    'language',
+    'title',
+    'view_count',
+    'created_at',
+    'thumbnail_url',
+    'duration',
+    'vod_offset',
+    'is_featured',
+  ],
+} as const;
+
+/** Spec 8: at most 100 `id` values per request. */
+const MAX_IDS = 100;
+const BOOLEANS = ['true', 'false'] as const;
+/** Spec 4.2: without `ended_at`, the period is one week from `started_at`. */
+const DEFAULT_PERIOD = 7 * 86400;
+/** The three selector kinds of spec 4.2, in the order messages name them. */
+const SELECTOR_KINDS = ['broadcaster_id', 'game_id', 'id'] as const;
+
+interface ClipsQuery extends PagingQuery {
+  id?: string[];
+  broadcaster_id?: string;
+  game_id?: string;
+  started_at?: string;
+  ended_at?: string;
+  is_featured?: (typeof BOOLEANS)[number];
+}
+
+const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
+const oneOf = `exactly one of ${quoted(SELECTOR_KINDS).join(', ')} must be given`;
+
+/** Spec 4.2: "The seconds value is ignored": the instant, truncated to its minute. */
+const toMinute = (t: number) => Math.floor(t / 60) * 60;
+
+/** `started_at` / `ended_at` / `is_featured` of spec 4.2, as store filters. */
+function readFilters(q: ClipsQuery): ClipFilters {
+  const f: ClipFilters = {};
+  if (q.is_featured !== undefined) f.isFeatured = q.is_featured === 'true';
+  // A malformed ended_at is a 400 even when it is ignored (no started_at): it is still a bad value.
+  const ended = q.ended_at === undefined ? undefined : toMinute(readDateTime('ended_at', q.ended_at));
+  if (q.started_at !== undefined) {
+    const from = toMinute(readDateTime('started_at', q.started_at));
+    const to = ended ?? from + DEFAULT_PERIOD;
+    if (to < from) throw badRequest('The parameter "ended_at" must not be earlier than "started_at"');
+    f.period = { from, to };
+  }
+  return f;
+}
+
+/** GET /clips (spec 4.2): clips by ids, by broadcaster or by game. */
+export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  registerOperation<ClipsQuery>(app, ctx, {
+    path: '/clips',
+    access: { token: 'any' },
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: {
+          ...pagingProperties,
+          id: stringList(MAX_IDS),
+          broadcaster_id: singleString,
+          game_id: singleString,
+          started_at: singleString,
+          ended_at: singleString,
+          is_featured: { type: 'string', enum: BOOLEANS },
+        },
+      },
+      response: {
+        200: {
+          type: 'object',
+          properties: { data: { type: 'array', items: clipSchema }, pagination: paginationSchema },
+          required: ['data', 'pagination'],
+        },
+      },
+    },
+    async handler(ctx, { query }) {
+      const kinds = SELECTOR_KINDS.filter((k) => query[k] !== undefined);
+      if (kinds.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
+      if (kinds.length > 1)
+        throw badRequest(`The parameters ${quoted(kinds).join(' and ')} cannot be used together: ${oneOf}`);
+      const filters = readFilters(query);
+      const db = ctx.store.db;
+
+      if (query.id !== undefined) {
+        // Spec 4.2: the cursors apply only to broadcaster and game queries; an id query never
+        // issues one, so a cursor here can only be a mistake.
+        for (const p of ['after', 'before'] as const)
+          if (query[p] !== undefined)
+            throw badRequest(`The parameter "${p}" applies only to queries by "broadcaster_id" or "game_id"`);
+        const rows = await clipsByIds(db, query.id, filters);
+        const users = await usersByIds(
+          db,
+          rows.flatMap((r) => [r.broadcaster_id, r.creator_id]),
+        );
+        return { data: rows.map((r) => clipRowToClip(r, users, ctx.links)), pagination: {} };
+      }
+
+      const selector = CLIP_SELECTORS.find((s) => query[s] !== undefined) as (typeof CLIP_SELECTORS)[number];
+      const value = readNumericId(selector, query[selector] as string);
+      // The cursor is bound to everything that decides the rows and their order.
+      const paging = readPaging(ctx, '/clips', query, {
+        [selector]: value,
+        started_at: filters.period?.from,
+        ended_at: filters.period?.to,
+        is_featured: filters.isFeatured,
+      });
+      const page = await clipsPage(db, { selector, value, ...filters }, paging);
+      const users = await usersByIds(
+        db,
+        page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]),
+      );
+      return {
+        data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),
+        pagination: paginationOf(ctx, paging, page, clipKey),
+      };
+    },
+  });
+}

@@ -1,0 +1,64 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Key } from '../http/cursor.ts';
+import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import type { ClipRow, Database } from './schema.ts';
+
+/** The selectors of a paged /clips query (spec 4.2): one broadcaster or one game. */
+export const CLIP_SELECTORS = ['broadcaster_id', 'game_id'] as const;
+export type ClipSelector = (typeof CLIP_SELECTORS)[number];
+
+/** The filters of spec 4.2 that apply to every kind of /clips query. */
+export interface ClipFilters {
+  /** [from, to): Unix seconds, on created_at */
+  period?: { from: number; to: number };
+  isFeatured?: boolean;
+}
+
+export interface ClipQuery extends ClipFilters {
+  selector: ClipSelector;
+  value: number;
+}
+
+/** The order of /clips by broadcaster or game: most viewed first; ties by id, higher first. */
+export const CLIPS_ORDER = ['view_count', 'id'] as const;
+export const clipKey = (c: Pick<ClipRow, 'view_count' | 'id'>): Key => [c.view_count, c.id];
+
+function withFilters<O>(
+  q: SelectQueryBuilder<Database, 'clips', O>,
+  f: ClipFilters,
+): SelectQueryBuilder<Database, 'clips', O> {
+  let r = q;
+  if (f.isFeatured !== undefined) r = r.where('is_featured', '=', f.isFeatured ? 1 : 0);
+  if (f.period) r = r.where('created_at', '>=', f.period.from).where('created_at', '<', f.period.to);
+  return r;
+}
+
+/**
+ * The SQL of one page of clips (migration 003: with `is_featured` the index
+ * (selector, is_featured, view_count, id, created_at), else (selector, view_count, id, created_at);
+ * a period is checked on the index entries).
+ */
+export function clipsPageQuery(db: Kysely<Database>, q: ClipQuery, page: PageQuery) {
+  return keysetQuery(clipsWhere(db, q), CLIPS_ORDER, 'desc', page);
+}
+
+function clipsWhere(db: Kysely<Database>, q: ClipQuery) {
+  return withFilters(db.selectFrom('clips').selectAll().where(q.selector, '=', q.value), q);
+}
+
+export function clipsPage(db: Kysely<Database>, q: ClipQuery, page: PageQuery): Promise<Page<ClipRow>> {
+  return keysetPage(clipsWhere(db, q), CLIPS_ORDER, 'desc', page);
+}
+
+/** Clips by id (primary key), in the order of `ids`; duplicates and unknown ids are left out. */
+export async function clipsByIds(
+  db: Kysely<Database>,
+  ids: readonly string[],
+  f: ClipFilters,
+): Promise<ClipRow[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = await withFilters(db.selectFrom('clips').selectAll().where('id', 'in', unique), f).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return unique.flatMap((id) => byId.get(id) ?? []);
+}

@@ -1,0 +1,72 @@
+import type { Generated, Kysely, Selectable } from 'kysely';
+import type { Key } from '../http/cursor.ts';
+import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import type { Database, VideosTable, VideoType } from './schema.ts';
+
+/** The selectors of a paged /videos query (spec 4.3): one owner or one game. */
+export const VIDEO_SELECTORS = ['user_id', 'game_id'] as const;
+export type VideoSelector = (typeof VIDEO_SELECTORS)[number];
+
+/** `sort` of spec 4.3, default `time`. */
+export const VIDEO_SORTS = ['time', 'trending', 'views'] as const;
+export type VideoSort = (typeof VIDEO_SORTS)[number];
+
+// `trending` is a generated column (migration 003): created_at + 864000 * ln(1 + view_count), the
+// now-independent order of views decayed by age with an e-folding time of 10 days. The generator
+// and importers never write it, so it is declared here, for the queries that read it.
+type VideosWithTrending = VideosTable & { trending: Generated<number> };
+type VideoDatabase = Omit<Database, 'videos'> & { videos: VideosWithTrending };
+export type VideoRow = Selectable<VideosWithTrending>;
+
+const SORT_COLUMN = { time: 'created_at', trending: 'trending', views: 'view_count' } as const;
+
+/** The order of each sort: its column, most first; ties by id, higher first. */
+export const videoOrder = (sort: VideoSort) => [SORT_COLUMN[sort], 'id'] as const;
+export const videoKey = (sort: VideoSort, v: VideoRow): Key => [v[SORT_COLUMN[sort]], v.id];
+
+export interface VideoQuery {
+  selector: VideoSelector;
+  value: number;
+  sort: VideoSort;
+  language?: string;
+  type?: VideoType;
+  /** only videos created at or after this instant (Unix seconds) */
+  since?: number;
+}
+
+function videosWhere(db: Kysely<Database>, q: VideoQuery) {
+  let r = (db as unknown as Kysely<VideoDatabase>)
+    .selectFrom('videos')
+    .selectAll()
+    .where(q.selector, '=', q.value);
+  // Spec 4.3 rule 1: the filters combine with AND.
+  if (q.language !== undefined) r = r.where('language', '=', q.language);
+  if (q.type !== undefined) r = r.where('type', '=', q.type);
+  if (q.since !== undefined) r = r.where('created_at', '>=', q.since);
+  return r;
+}
+
+/**
+ * The SQL of one page of videos: an index range scan of (selector, sort column, id, type, language
+ * [, created_at]) (migration 003), the filters checked on the index entries.
+ */
+export function videosPageQuery(db: Kysely<Database>, q: VideoQuery, page: PageQuery) {
+  return keysetQuery(videosWhere(db, q), videoOrder(q.sort), 'desc', page);
+}
+
+export function videosPage(db: Kysely<Database>, q: VideoQuery, page: PageQuery): Promise<Page<VideoRow>> {
+  return keysetPage(videosWhere(db, q), videoOrder(q.sort), 'desc', page);
+}
+
+/** Videos by id (primary key), in the order of `ids`; duplicates and unknown ids are left out. */
+export async function videosByIds(db: Kysely<Database>, ids: readonly number[]): Promise<VideoRow[]> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return [];
+  const rows = await (db as unknown as Kysely<VideoDatabase>)
+    .selectFrom('videos')
+    .selectAll()
+    .where('id', 'in', unique)
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return unique.flatMap((id) => byId.get(id) ?? []);
+}
