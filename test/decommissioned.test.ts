@@ -80,6 +80,17 @@ forEachStore('decommissioned operations without --legacy', (kind: StoreKind) => 
     }
   }
 
+  it('answers 410 to HEAD and to other methods too (Gone is about the resource)', async () => {
+    for (const method of ['HEAD', 'POST', 'DELETE'] as const) {
+      for (const url of ['/helix/users/follows', '/mock/tags/streams']) {
+        const res = await t.inject({ method, url });
+        assert.equal(res.statusCode, 410, `${method} ${url}`);
+        assert.ok(res.headers.sunset);
+        if (method !== 'HEAD') assert.equal(res.body, GONE);
+      }
+    }
+  });
+
   it('the Sunset dates are the decommission days of spec section 9', async () => {
     const follows = await t.get('/helix/users/follows');
     const tags = await t.get('/helix/tags/streams');

@@ -82,15 +82,20 @@ export function decommissionedRoutes(app: FastifyInstance, ctx: AppContext): voi
     legacyStreamTags(app, ctx);
     return;
   }
-  // Production answers 410 to any request, before looking at the token or the parameters.
+  // Production answers 410 to any request, before looking at the token or the parameters; Gone
+  // is about the resource, so every method gets it (RFC 9110 section 15.5.11).
   for (const op of [FOLLOWS, STREAM_TAGS]) {
     for (const prefix of OPERATION_PREFIXES) {
-      app.get(prefix + op.path, (_req, reply) => {
-        reply
-          .code(410)
-          .headers(noticeHeaders(op, prefix))
-          .type('application/json; charset=utf-8')
-          .send(errorBody(410, GONE_MESSAGE));
+      app.route({
+        method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        url: prefix + op.path,
+        handler: (_req, reply) => {
+          reply
+            .code(410)
+            .headers(noticeHeaders(op, prefix))
+            .type('application/json; charset=utf-8')
+            .send(errorBody(410, GONE_MESSAGE));
+        },
       });
     }
   }
