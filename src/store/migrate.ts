@@ -2,12 +2,14 @@ import { type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Store } from './db.ts';
 import * as m001 from './migrations/001_initial.ts';
 import * as m003 from './migrations/003_clips_videos_paging.ts';
+import * as m004 from './migrations/004_subscription_totals.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
 const migrations: Record<string, Migration> = {
   '001_initial': m001,
   '003_clips_videos_paging': m003,
+  '004_subscription_totals': m004,
 };
 
 export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
@@ -25,7 +27,6 @@ export async function migrateToLatest(store: Store): Promise<MigrationResultSet>
   });
   return migrator.migrateToLatest();
 }
-
 
 /** Applies pending migrations, throwing a readable error when one fails. */
 export async function migrateOrThrow(store: Store): Promise<string[]> {

@@ -148,6 +148,13 @@ export interface SubscriptionsTable {
   created_at: number;
 }
 
+/** Per-broadcaster counters of /subscriptions' `total` and `points`, kept by triggers (migration 004). */
+export interface SubscriptionTotalsTable {
+  broadcaster_id: number;
+  total: number;
+  points: number;
+}
+
 export interface FollowsTable {
   from_id: number;
   to_id: number;
@@ -211,6 +218,7 @@ export interface Database {
   videos: VideosTable;
   markers: MarkersTable;
   subscriptions: SubscriptionsTable;
+  subscription_totals: SubscriptionTotalsTable;
   follows: FollowsTable;
   tags: TagsTable;
   extensions: ExtensionsTable;
