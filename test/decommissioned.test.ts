@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../src/config.ts';
 import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 const GONE = '{"error":"Gone","status":410,"message":"This API is not available."}';
@@ -102,5 +103,14 @@ forEachStore('decommissioned operations without --legacy', (kind: StoreKind) => 
     assert.equal((await t.get('/helix/users/followers')).statusCode, 404);
     assert.equal((await t.get('/helix/tags/all')).statusCode, 404);
     assert.equal((await t.get('/helix/games/top')).statusCode, 401);
+  });
+});
+
+describe('the legacy switch', () => {
+  it('is off by default, on with --legacy or HELIXD_LEGACY=true, and the flag wins over the environment', () => {
+    assert.equal(loadConfig({}, {}).legacy, false);
+    assert.equal(loadConfig({}, { HELIXD_LEGACY: 'true' }).legacy, true);
+    assert.equal(loadConfig({ legacy: true }, {}).legacy, true);
+    assert.equal(loadConfig({ legacy: false }, { HELIXD_LEGACY: 'true' }).legacy, false);
   });
 });
