@@ -438,8 +438,26 @@ forEachStore('GET /helix/analytics/games and /helix/analytics/extensions', (stor
       for (const day of [TODAY, '2027-01-01']) {
         assert.match(
           await message(`${k.path}?started_at=${wire(day)}&ended_at=2030-01-01T00:00:00Z`, 400),
-          /^The parameter "started_at" must be earlier than 2026-06-14T00:00:00Z/,
+          /^The parameter "started_at" must be on or before 2026-06-14T00:00:00Z/,
         );
+      }
+    });
+
+    it('started_at yesterday: reports with data yesterday cover that one day; the others have none', async () => {
+      const q = `started_at=${wire(YESTERDAY)}&ended_at=${wire(YESTERDAY)}`;
+      for (const kk of KINDS) {
+        const res = await get(`${kk.path}?${q}`);
+        assert.equal(res.statusCode, 200);
+        const withData = owned[kk.kind].filter((o) => o.hasYesterday);
+        assert.deepEqual(
+          res.json().data.map((r: Report) => [r[kk.idParam], r.date_range.started_at, r.date_range.ended_at]),
+          withData.map((o) => [o.id, wire(YESTERDAY), wire(YESTERDAY)]),
+        );
+        for (const o of owned[kk.kind].filter((x) => !x.hasYesterday))
+          assert.match(
+            await message(`${kk.path}?${kk.idParam}=${o.id}&${q}`, 400),
+            /has no report data from/,
+          );
       }
     });
 

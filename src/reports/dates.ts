@@ -67,7 +67,7 @@ export function readRequestedRange(
   if (start > end) throw badRequest('The parameter "started_at" must not be later than "ended_at"');
   if (start >= today)
     throw badRequest(
-      `The parameter "started_at" must be earlier than ${dayToWire(addDays(today, -1))}: reports hold data up to 1 to 2 days before the request`,
+      `The parameter "started_at" must be on or before ${dayToWire(addDays(today, -1))}: reports hold data up to 1 to 2 days before the request`,
     );
   return { start, end };
 }
