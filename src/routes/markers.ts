@@ -1,0 +1,170 @@
+import type { FastifyInstance } from 'fastify';
+import { rfc3339 } from '../clock.ts';
+import type { AppContext } from '../context.ts';
+import { badRequest, forbidden, notFound } from '../http/errors.ts';
+import { readNumericId } from '../http/ids.ts';
+import { registerOperation } from '../http/operation.ts';
+import {
+  type PagingQuery,
+  paginationOf,
+  paginationSchema,
+  pagingProperties,
+  readPaging,
+  singleString,
+} from '../http/params.ts';
+import type { Links } from '../links.ts';
+import {
+  hasMarkedVideo,
+  type MarkedVideo,
+  markerKey,
+  markersPage,
+  mostRecentVideo,
+  userExists,
+  videoById,
+} from '../store/markers.ts';
+import type { MarkerRow } from '../store/schema.ts';
+
+/** WIRE.md, marker inside a stream marker group; `URL` is upper case on the wire. */
+export interface Marker {
+  id: string;
+  created_at: string;
+  description: string;
+  position_seconds: number;
+  URL: string;
+}
+
+/** WIRE.md, Stream marker group: the video's owner, and the one video with its markers. */
+export interface MarkerGroup {
+  user_id: string;
+  user_name: string;
+  user_login: string;
+  videos: { video_id: string; markers: Marker[] }[];
+}
+
+export function markerRowToMarker(row: MarkerRow, links: Links): Marker {
+  return {
+    id: row.id,
+    created_at: rfc3339(row.created_at),
+    description: row.description,
+    position_seconds: row.position_seconds,
+    URL: links.marker(row.video_id, row.position_seconds),
+  };
+}
+
+const markerSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    created_at: { type: 'string' },
+    description: { type: 'string' },
+    position_seconds: { type: 'integer' },
+    URL: { type: 'string' },
+  },
+  required: ['id', 'created_at', 'description', 'position_seconds', 'URL'],
+} as const;
+
+const groupSchema = {
+  type: 'object',
+  properties: {
+    user_id: { type: 'string' },
+    user_name: { type: 'string' },
+    user_login: { type: 'string' },
+    videos: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { video_id: { type: 'string' }, markers: { type: 'array', items: markerSchema } },
+        required: ['video_id', 'markers'],
+      },
+    },
+  },
+  required: ['user_id', 'user_name', 'user_login', 'videos'],
+} as const;
+
+interface MarkersQuery extends PagingQuery {
+  user_id?: string;
+  video_id?: string;
+}
+
+const SELECTORS = ['user_id', 'video_id'] as const;
+
+/**
+ * Who may read a video's markers. WIRE.md: a video the token user does not own is a 403; production
+ * also lets the channel's editors read them. helixd keeps no list of editors; a user who created a
+ * marker in the video marked it as an editor of the channel, so the owner and those users may read,
+ * and (spec 4.4) each of them gets only the markers they created.
+ */
+async function checkAccess(ctx: AppContext, video: MarkedVideo, userId: number): Promise<void> {
+  if (video.user_id === userId) return;
+  if (await hasMarkedVideo(ctx.store.db, video.id, userId)) return;
+  throw forbidden(
+    'The user in the OAuth token may read the markers of a video only if they own the video or ' +
+      'created markers in it as an editor of the channel',
+  );
+}
+
+/** GET /streams/markers (spec 4.4): the token user's markers in one video, newest first. */
+export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
+  registerOperation<MarkersQuery>(app, ctx, {
+    path: '/streams/markers',
+    // Spec 5: a user access token with user:read:broadcast.
+    access: { token: 'user', anyScope: ['user:read:broadcast'] },
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: { ...pagingProperties, user_id: singleString, video_id: singleString },
+      },
+      response: {
+        200: {
+          type: 'object',
+          properties: { data: { type: 'array', items: groupSchema }, pagination: paginationSchema },
+          required: ['data', 'pagination'],
+        },
+      },
+    },
+    async handler(ctx, { query, principal }) {
+      const given = SELECTORS.filter((k) => query[k] !== undefined && query[k] !== '');
+      if (given.length === 0) throw badRequest('Missing required parameter "user_id" or "video_id"');
+      if (given.length > 1)
+        throw badRequest('The parameters "user_id" and "video_id" cannot be used together: give exactly one');
+      const me = principal.userId as number;
+      const db = ctx.store.db;
+      const selector = given[0] as (typeof SELECTORS)[number];
+      const id = readNumericId(selector, query[selector] as string);
+      // Bound to the token user too: the rows are that user's markers.
+      const paging = readPaging(ctx, '/streams/markers', query, { [selector]: id, creator_id: me });
+
+      let video: MarkedVideo | undefined;
+      if (selector === 'video_id') {
+        video = await videoById(db, id);
+        if (!video) throw notFound('The video in "video_id" was not found');
+      } else {
+        // A cursor names the video it walks (MARKERS_ORDER), so later pages stay on the video the
+        // first page was "the most recent" one of. The cursor's signature covers user_id.
+        const key = paging.after ?? paging.before;
+        video = key ? await videoById(db, Number(key[0])) : await mostRecentVideo(db, id);
+        if (!video || video.user_id !== id) {
+          if (key) throw badRequest('Invalid cursor.');
+          throw notFound(
+            (await userExists(db, id))
+              ? 'The user in "user_id" has no videos'
+              : 'The user in "user_id" was not found',
+          );
+        }
+      }
+      await checkAccess(ctx, video, me);
+
+      const page = await markersPage(db, video.id, me, paging);
+      if (page.rows.length === 0) return { data: [], pagination: {} };
+      const group: MarkerGroup = {
+        user_id: String(video.user_id),
+        user_name: video.user_name ?? '',
+        user_login: video.user_login ?? '',
+        videos: [
+          { video_id: String(video.id), markers: page.rows.map((r) => markerRowToMarker(r, ctx.links)) },
+        ],
+      };
+      return { data: [group], pagination: paginationOf(ctx, paging, page, markerKey) };
+    },
+  });
+}

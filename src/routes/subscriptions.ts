@@ -1,0 +1,163 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { badRequest, unauthorized } from '../http/errors.ts';
+import { readNumericId } from '../http/ids.ts';
+import { registerOperation } from '../http/operation.ts';
+import {
+  type PagingQuery,
+  paginationOf,
+  paginationSchema,
+  pagingProperties,
+  readPaging,
+  singleString,
+  stringList,
+} from '../http/params.ts';
+import { TIERS } from '../store/schema.ts';
+import {
+  type BroadcasterTotals,
+  broadcasterTotals,
+  type SubscriptionWithUsers,
+  subscriptionKey,
+  subscriptionsOfUsers,
+  subscriptionsPage,
+} from '../store/subscriptions.ts';
+
+/** WIRE.md, Subscription. */
+export interface Subscription {
+  broadcaster_id: string;
+  broadcaster_login: string;
+  broadcaster_name: string;
+  gifter_id: string;
+  gifter_login: string;
+  gifter_name: string;
+  is_gift: boolean;
+  plan_name: string;
+  tier: string;
+  user_id: string;
+  user_name: string;
+  user_login: string;
+}
+
+export function subscriptionRowToSubscription(
+  row: SubscriptionWithUsers,
+  broadcaster: Pick<BroadcasterTotals, 'login' | 'display_name'>,
+): Subscription {
+  // The gifter fields are "" when the subscription is not a gift (WIRE.md).
+  const gift = row.is_gift === 1 && row.gifter_id !== null;
+  return {
+    broadcaster_id: String(row.broadcaster_id),
+    broadcaster_login: broadcaster.login,
+    broadcaster_name: broadcaster.display_name,
+    gifter_id: gift ? String(row.gifter_id) : '',
+    gifter_login: gift ? (row.gifter_login ?? '') : '',
+    gifter_name: gift ? (row.gifter_name ?? '') : '',
+    is_gift: row.is_gift === 1,
+    plan_name: row.plan_name,
+    tier: row.tier,
+    user_id: String(row.user_id),
+    user_name: row.user_name ?? '',
+    user_login: row.user_login ?? '',
+  };
+}
+
+const str = { type: 'string' } as const;
+const subscriptionSchema = {
+  type: 'object',
+  properties: {
+    broadcaster_id: str,
+    broadcaster_login: str,
+    broadcaster_name: str,
+    gifter_id: str,
+    gifter_login: str,
+    gifter_name: str,
+    is_gift: { type: 'boolean' },
+    plan_name: str,
+    tier: { type: 'string', enum: TIERS },
+    user_id: str,
+    user_name: str,
+    user_login: str,
+  },
+  required: [
+    'broadcaster_id',
+    'broadcaster_login',
+    'broadcaster_name',
+    'gifter_id',
+    'gifter_login',
+    'gifter_name',
+    'is_gift',
+    'plan_name',
+    'tier',
+    'user_id',
+    'user_name',
+    'user_login',
+  ],
+} as const;
+
+/** Production accepts up to 100 `user_id` values to check given users (WIRE.md). */
+const MAX_USER_IDS = 100;
+
+interface SubscriptionsQuery extends PagingQuery {
+  broadcaster_id?: string;
+  user_id?: string[];
+}
+
+/** GET /subscriptions (spec 4.1): the token user's own subscribers, most recent first. */
+export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  registerOperation<SubscriptionsQuery>(app, ctx, {
+    path: '/subscriptions',
+    // Spec 5: a user access token of the broadcaster with channel:read:subscriptions.
+    access: { token: 'user', anyScope: ['channel:read:subscriptions'] },
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: { ...pagingProperties, broadcaster_id: singleString, user_id: stringList(MAX_USER_IDS) },
+      },
+      response: {
+        200: {
+          type: 'object',
+          properties: {
+            data: { type: 'array', items: subscriptionSchema },
+            pagination: paginationSchema,
+            total: { type: 'integer' },
+            points: { type: 'integer' },
+          },
+          required: ['data', 'pagination', 'total', 'points'],
+        },
+      },
+    },
+    async handler(ctx, { query, principal }) {
+      if (query.broadcaster_id === undefined || query.broadcaster_id === '')
+        throw badRequest('Missing required parameter "broadcaster_id"');
+      const broadcasterId = readNumericId('broadcaster_id', query.broadcaster_id);
+      // Spec 4.1: broadcaster_id must equal the user the token belongs to.
+      if (broadcasterId !== principal.userId)
+        throw unauthorized(
+          "The ID in broadcaster_id must match the user ID found in the request's OAuth token.",
+        );
+      const db = ctx.store.db;
+      const broadcaster = await broadcasterTotals(db, broadcasterId);
+      const counts = { total: broadcaster.total, points: broadcaster.points };
+
+      if (query.user_id !== undefined) {
+        // A check of given users is one answer: no cursor goes with it, so none is accepted.
+        for (const p of ['after', 'before'] as const)
+          if (query[p] !== undefined) throw badRequest(`The parameter "${p}" cannot be used with "user_id"`);
+        const ids = query.user_id.map((v) => readNumericId('user_id', v));
+        const rows = await subscriptionsOfUsers(db, broadcasterId, [...new Set(ids)]);
+        return {
+          data: rows.map((r) => subscriptionRowToSubscription(r, broadcaster)),
+          pagination: {},
+          ...counts,
+        };
+      }
+
+      const paging = readPaging(ctx, '/subscriptions', query, { broadcaster_id: broadcasterId });
+      const page = await subscriptionsPage(db, broadcasterId, paging);
+      return {
+        data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster)),
+        pagination: paginationOf(ctx, paging, page, subscriptionKey),
+        ...counts,
+      };
+    },
+  });
+}

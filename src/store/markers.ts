@@ -1,0 +1,85 @@
+import type { Kysely } from 'kysely';
+import type { Key } from '../http/cursor.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
+import type { Database, MarkerRow } from './schema.ts';
+
+/**
+ * The order of /streams/markers: newest first, ties by marker id, higher first. The video and the
+ * creator are fixed by the query but lead the key, so that a cursor names the video it walks (a
+ * `user_id` query keeps walking the video it started on when the user's most recent video changes)
+ * and the row comparison covers consecutive columns of the index markers_video_creator_time, which
+ * both stores then use as the start of an index range.
+ */
+export const MARKERS_ORDER = ['video_id', 'creator_id', 'created_at', 'id'] as const;
+export const markerKey = (m: Pick<MarkerRow, 'video_id' | 'creator_id' | 'created_at' | 'id'>): Key => [
+  m.video_id,
+  m.creator_id,
+  m.created_at,
+  m.id,
+];
+
+/** A video with its owner's names (null when the owner is not in the store). */
+export interface MarkedVideo {
+  id: number;
+  user_id: number;
+  user_login: string | null;
+  user_name: string | null;
+}
+
+function videoWithOwner(db: Kysely<Database>) {
+  return db
+    .selectFrom('videos')
+    .leftJoin('users', 'users.id', 'videos.user_id')
+    .select(['videos.id', 'videos.user_id', 'users.login as user_login', 'users.display_name as user_name']);
+}
+
+export function videoById(db: Kysely<Database>, videoId: number): Promise<MarkedVideo | undefined> {
+  return videoWithOwner(db).where('videos.id', '=', videoId).executeTakeFirst();
+}
+
+/** The user's most recent video: latest created_at, ties by id (index videos_user_time, first entry). */
+export function mostRecentVideo(db: Kysely<Database>, userId: number): Promise<MarkedVideo | undefined> {
+  return videoWithOwner(db)
+    .where('videos.user_id', '=', userId)
+    .orderBy('videos.created_at', 'desc')
+    .orderBy('videos.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Whether `creatorId` created at least one marker in the video (one probe of markers_video_creator_time). */
+export async function hasMarkedVideo(
+  db: Kysely<Database>,
+  videoId: number,
+  creatorId: number,
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('markers')
+    .select('id')
+    .where('video_id', '=', videoId)
+    .where('creator_id', '=', creatorId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** One page of the markers `creatorId` created in the video, in MARKERS_ORDER. */
+export function markersPage(
+  db: Kysely<Database>,
+  videoId: number,
+  creatorId: number,
+  page: PageQuery,
+): Promise<Page<MarkerRow>> {
+  const q = db
+    .selectFrom('markers')
+    .selectAll()
+    .where('video_id', '=', videoId)
+    .where('creator_id', '=', creatorId);
+  return keysetPage(q, MARKERS_ORDER, 'desc', page);
+}
+
+export async function userExists(db: Kysely<Database>, userId: number): Promise<boolean> {
+  return (
+    (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined
+  );
+}

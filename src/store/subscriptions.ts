@@ -1,0 +1,85 @@
+import type { Kysely } from 'kysely';
+import type { Key } from '../http/cursor.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
+import type { Database, SubscriptionRow, Tier } from './schema.ts';
+
+/** Subscription points per tier (WIRE.md: Tier 1 = 1, Tier 2 = 2, Tier 3 = 6); migration 004 sums them. */
+export const TIER_POINTS: Readonly<Record<Tier, number>> = { '1000': 1, '2000': 2, '3000': 6 };
+
+/**
+ * The order of /subscriptions: most recent first, ties by subscriber id, higher first. With the
+ * broadcaster fixed it is the index subscriptions_broadcaster_time read backward.
+ */
+export const SUBSCRIPTIONS_ORDER = ['subscriptions.created_at', 'subscriptions.user_id'] as const;
+export const subscriptionKey = (s: Pick<SubscriptionRow, 'created_at' | 'user_id'>): Key => [
+  s.created_at,
+  s.user_id,
+];
+
+/** A subscription with the names of its subscriber and gifter (null: no gift, or gifter unknown). */
+export interface SubscriptionWithUsers extends SubscriptionRow {
+  user_login: string | null;
+  user_name: string | null;
+  gifter_login: string | null;
+  gifter_name: string | null;
+}
+
+function withUsers(db: Kysely<Database>, broadcasterId: number) {
+  return db
+    .selectFrom('subscriptions')
+    .leftJoin('users as u', 'u.id', 'subscriptions.user_id')
+    .leftJoin('users as g', 'g.id', 'subscriptions.gifter_id')
+    .selectAll('subscriptions')
+    .select(['u.login as user_login', 'u.display_name as user_name'])
+    .select(['g.login as gifter_login', 'g.display_name as gifter_name'])
+    .where('subscriptions.broadcaster_id', '=', broadcasterId);
+}
+
+/** One page of a broadcaster's subscriptions in SUBSCRIPTIONS_ORDER. */
+export function subscriptionsPage(
+  db: Kysely<Database>,
+  broadcasterId: number,
+  page: PageQuery,
+): Promise<Page<SubscriptionWithUsers>> {
+  return keysetPage(withUsers(db, broadcasterId), SUBSCRIPTIONS_ORDER, 'desc', page);
+}
+
+/** The subscriptions of the given users to the broadcaster (at most 100 primary-key lookups), in SUBSCRIPTIONS_ORDER. */
+export function subscriptionsOfUsers(
+  db: Kysely<Database>,
+  broadcasterId: number,
+  userIds: readonly number[],
+): Promise<SubscriptionWithUsers[]> {
+  if (userIds.length === 0) return Promise.resolve([]);
+  return withUsers(db, broadcasterId)
+    .where('subscriptions.user_id', 'in', userIds)
+    .orderBy('subscriptions.created_at', 'desc')
+    .orderBy('subscriptions.user_id', 'desc')
+    .execute();
+}
+
+export interface BroadcasterTotals {
+  login: string;
+  display_name: string;
+  total: number;
+  points: number;
+}
+
+/** The broadcaster's names and its subscription counters (one primary-key lookup each). */
+export async function broadcasterTotals(
+  db: Kysely<Database>,
+  broadcasterId: number,
+): Promise<BroadcasterTotals> {
+  const row = await db
+    .selectFrom('users')
+    .leftJoin('subscription_totals as t', 't.broadcaster_id', 'users.id')
+    .select(['users.login', 'users.display_name', 't.total', 't.points'])
+    .where('users.id', '=', broadcasterId)
+    .executeTakeFirst();
+  return {
+    login: row?.login ?? '',
+    display_name: row?.display_name ?? '',
+    total: row?.total ?? 0,
+    points: row?.points ?? 0,
+  };
+}
