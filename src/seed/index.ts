@@ -79,7 +79,10 @@ export async function seedStore(store: Store, o: SeedOptions, run: SeedRun = {})
       demoClientId: summary.demoClientId,
     };
     await setSetting(trx, 'seed', JSON.stringify(info));
-    if (store.dialect === 'postgres') await sql`analyze`.execute(trx);
+    // Only this store's tables: a bare ANALYZE covers every schema of the database and deadlocks
+    // with another session seeding its own schema at the same time (parallel test files).
+    if (store.dialect === 'postgres')
+      await sql`analyze ${sql.join(DATA_TABLES.map((t) => sql.table(t)))}`.execute(trx);
     return summary;
   });
 }

@@ -25,7 +25,16 @@ export async function migrateToLatest(store: Store): Promise<MigrationResultSet>
     provider: { getMigrations: async () => migrations },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  return migrator.migrateToLatest();
+  // Kysely's migrator introspects every table of every schema in the database. On PostgreSQL a
+  // schema dropped meanwhile by another session (parallel test files) or a deadlock with another
+  // session's DDL fails that look-up; migrations run in a transaction, so trying again is safe.
+  for (let attempt = 1; ; attempt++) {
+    const result = await migrator.migrateToLatest();
+    const code = (result.error as { code?: unknown } | undefined)?.code;
+    if (!result.error || store.dialect !== 'postgres' || attempt === 3) return result;
+    if (!['40P01', '3F000', '42P01'].includes(String(code))) return result;
+    await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+  }
 }
 
 /** Applies pending migrations, throwing a readable error when one fails. */
