@@ -122,7 +122,7 @@ forEachStore('GET /helix/streams/markers', (kind: StoreKind) => {
         `user_id=${demo}&video_id=${v.id}`,
         'The parameters "user_id" and "video_id" cannot be used together: give exactly one',
       ],
-    ]) {
+    ] as const) {
       const res = await get(q);
       assert.equal(res.statusCode, 400, q);
       assert.deepEqual(res.json(), { error: 'Bad Request', status: 400, message });
@@ -220,7 +220,7 @@ forEachStore('GET /helix/streams/markers', (kind: StoreKind) => {
       ['video_id=1', 'The video in "video_id" was not found'],
       ['user_id=1', 'The user in "user_id" was not found'],
       [`user_id=${noVideos}`, 'The user in "user_id" has no videos'],
-    ]) {
+    ] as const) {
       const res = await get(q);
       assert.equal(res.statusCode, 404, q);
       assert.deepEqual(res.json(), { error: 'Not Found', status: 404, message });
