@@ -6,11 +6,23 @@ import { HelixError, validationMessage } from './errors.ts';
 // value stays a list and fails ("may be given only once").
 const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
 
+// Ajv coerces any text JavaScript reads as a number ("1e1", "0x10", " 5", "10.0"); production
+// parses an integer parameter as decimal digits and refuses the rest, so helixd does too (a request
+// that works here must work there).
+const DECIMAL_INTEGER = /^[+-]?[0-9]+$/;
+
 /** Compiles a querystring schema into a function that returns the typed, defaulted query or throws a 400. */
 export function compileQuery<Q>(schema: object): (raw: unknown) => Q {
   const validate = ajv.compile(schema);
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
   return (raw) => {
-    const query = { ...(raw as object) };
+    const query: Record<string, unknown> = { ...(raw as object) };
+    for (const k of integers) {
+      const v = query[k];
+      if (typeof v === 'string' && !DECIMAL_INTEGER.test(v))
+        throw new HelixError(400, `The parameter "${k}" was malformed: the value must be an integer`);
+    }
     if (!validate(query)) throw new HelixError(400, validationMessage(validate.errors ?? []));
     return query as Q;
   };
