@@ -89,6 +89,12 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     counts[table] = (counts[table] ?? 0) + rows.length;
     await emitChunked(emit, table, rows);
   };
+  // The big tables are written as they are generated, CHUNK rows at a time, so that at most one
+  // chunk of them is held in memory; the random draws happen in the same order either way.
+  const flush = async <T extends keyof Database>(table: T, rows: Database[T][]): Promise<Database[T][]> => {
+    await tally(table, rows);
+    return [];
+  };
 
   // ---- users -----------------------------------------------------------------------------------
   const ru = new Random(o.seed, 'users');
@@ -246,13 +252,15 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       archivesOf.get(ui)?.push(row);
     }
   });
+  draft.length = 0;
   await tally('videos', videos);
 
   // ---- clips -----------------------------------------------------------------------------------
   const rcl = new Random(o.seed, 'clips');
   const clipIds = new Set<string>();
-  const clips: Database['clips'][] = [];
+  let clips: Database['clips'][] = [];
   for (let i = 0; i < size.clips; i++) {
+    if (clips.length === CHUNK) clips = await flush('clips', clips);
     const ui = i < size.clips * 0.05 ? 0 : userIx(rcl, 3);
     const u = users[ui] as Database['users'];
     const archives = archivesOf.get(ui);
@@ -284,13 +292,14 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     });
   }
   await tally('clips', clips);
-  clips.length = 0;
+  clipIds.clear();
 
   // ---- stream markers: on videos, created by their owner (or now and then by an editor) ---------
   const rk = new Random(o.seed, 'markers');
-  const markers: Database['markers'][] = [];
+  let markers: Database['markers'][] = [];
   const demoVideos = videosOf.get(0) ?? [];
   for (let i = 0; i < size.markers; i++) {
+    if (markers.length === CHUNK) markers = await flush('markers', markers);
     const v =
       i < size.markers / 4 && demoVideos.length
         ? (demoVideos[demoVideos.length - 1 - (i % 3)] as Database['videos'])
@@ -310,9 +319,10 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
 
   // ---- subscriptions: unique (broadcaster, user) --------------------------------------------------
   const rsub = new Random(o.seed, 'subscriptions');
-  const subs: Database['subscriptions'][] = [];
-  const subSeen = new Set<number>();
+  let subs: Database['subscriptions'][] = [];
+  const subSeen = new PairSet(size.subscriptions);
   for (let i = 0; i < size.subscriptions; i++) {
+    if (subs.length === CHUNK) subs = await flush('subscriptions', subs);
     const bi = i < size.users / 2 ? 0 : userIx(rsub, 3.5);
     const ui = rsub.int(0, size.users - 1);
     if (ui === bi || subSeen.has(bi * size.users + ui)) continue;
@@ -337,9 +347,10 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
 
   // ---- follows ---------------------------------------------------------------------------------
   const rf = new Random(o.seed, 'follows');
-  const follows: Database['follows'][] = [];
-  const followSeen = new Set<number>();
+  let follows: Database['follows'][] = [];
+  const followSeen = new PairSet(size.follows);
   for (let i = 0; i < size.follows; i++) {
+    if (follows.length === CHUNK) follows = await flush('follows', follows);
     const from = rf.int(0, size.users - 1);
     const to = userIx(rf, 3);
     if (from === to || followSeen.has(from * size.users + to)) continue;
@@ -388,10 +399,21 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
   // ---- analytics days (with gaps: days without data are missing, as on the platform) --------------
   const ra = new Random(o.seed, 'analytics');
   const lastDay = end - DAY;
+  const dayTexts = new Map<number, string>();
+  const dayText = (d: number) => {
+    let t = dayTexts.get(d);
+    if (t === undefined) {
+      t = isoDay(d);
+      dayTexts.set(d, t);
+    }
+    return t;
+  };
+  let gameDays: Database['game_days'][] = [];
   for (const g of games.filter((x) => x.owner_id !== null)) {
     const start = ANALYTICS_EPOCH + ra.int(0, 400) * DAY;
     const scale = ra.pareto(50, 1.3, 200_000);
-    const rows: Database['game_days'][] = [];
+    if (gameDays.length >= CHUNK) gameDays = await flush('game_days', gameDays);
+    const rows = gameDays;
     for (let d = start; d <= lastDay; d += DAY) {
       if (ra.chance(0.03)) continue;
       const views = Math.floor(scale * (0.6 + ra.next()));
@@ -399,7 +421,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       const bc = Math.max(1, Math.floor(views / (40 + ra.int(0, 80))));
       rows.push({
         game_id: g.id,
-        day: isoDay(d),
+        day: dayText(d),
         views,
         unique_viewers: uv,
         minutes_watched: views * ra.int(5, 60),
@@ -409,12 +431,14 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
         follows: Math.floor(uv / ra.int(20, 200)),
       });
     }
-    await tally('game_days', rows);
   }
+  await tally('game_days', gameDays);
+  let extensionDays: Database['extension_days'][] = [];
   for (const x of extensions) {
     const start = ANALYTICS_EPOCH + ra.int(0, 900) * DAY;
     const scale = ra.pareto(20, 1.3, 100_000);
-    const rows: Database['extension_days'][] = [];
+    if (extensionDays.length >= CHUNK) extensionDays = await flush('extension_days', extensionDays);
+    const rows = extensionDays;
     for (let d = start; d <= lastDay; d += DAY) {
       if (ra.chance(0.03)) continue;
       const channels = Math.max(1, Math.floor(scale * (0.6 + ra.next())));
@@ -424,7 +448,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       const interactors = Math.floor(viewers * 0.1 * ra.next());
       rows.push({
         extension_id: x.id,
-        day: isoDay(d),
+        day: dayText(d),
         installs: ra.int(0, Math.max(1, Math.floor(channels / 20))),
         uninstalls: ra.int(0, Math.max(1, Math.floor(channels / 40))),
         activations: ra.int(0, Math.max(1, Math.floor(channels / 25))),
@@ -437,10 +461,48 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
         clicks: interactors * ra.int(1, 6),
       });
     }
-    await tally('extension_days', rows);
   }
+  await tally('extension_days', extensionDays);
 
   return { demoUserId: demo.id, demoLogin: demo.login, demoClientId, demoClientSecret, counts };
+}
+
+/**
+ * A set of non-negative integers below 2^53 (pair keys such as `a * users + b`) in one typed array:
+ * a million of them as `Set<number>` entries would be a million heap numbers for the GC to trace.
+ * Open addressing, linear probing; 0 marks a free slot, so keys are stored plus one.
+ */
+class PairSet {
+  private slots: Float64Array;
+  private mask: number;
+
+  constructor(expected: number) {
+    let cap = 1024;
+    while (cap < expected * 2) cap *= 2;
+    this.slots = new Float64Array(cap);
+    this.mask = cap - 1;
+  }
+
+  private slot(key: number): number {
+    const lo = (key % 4294967296) | 0;
+    const hi = Math.floor(key / 4294967296) | 0;
+    let i = Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b) & this.mask;
+    const stored = key + 1;
+    for (;;) {
+      const v = this.slots[i] as number;
+      if (v === 0 || v === stored) return i;
+      i = (i + 1) & this.mask;
+    }
+  }
+
+  has(key: number): boolean {
+    return this.slots[this.slot(key)] !== 0;
+  }
+
+  /** callers add at most `expected` keys */
+  add(key: number): void {
+    this.slots[this.slot(key)] = key + 1;
+  }
 }
 
 function cap(s: string): string {
