@@ -52,7 +52,7 @@ forEachStore('GET /helix/clips', (kind: StoreKind) => {
       ['broadcaster_id=1&game_id=2', '"broadcaster_id" and "game_id"'],
       ['id=a&broadcaster_id=1', '"broadcaster_id" and "id"'],
       ['id=a&game_id=2&broadcaster_id=1', '"broadcaster_id" and "game_id" and "id"'],
-    ]) {
+    ] as const) {
       it(`rejects several selector kinds (${q}) with a 400 naming them`, async () => {
         const res = await get(q);
         assert.equal(res.statusCode, 400);
@@ -131,7 +131,7 @@ forEachStore('GET /helix/clips', (kind: StoreKind) => {
 
   describe('id: one or more, at most 100', () => {
     it('returns clips in input order, duplicates and unknown ids ignored, without a cursor', async () => {
-      const [a, b, c] = [all[5], all[77], all[150]] as ClipRow[];
+      const [a, b, c] = [all[5], all[77], all[150]] as [ClipRow, ClipRow, ClipRow];
       const res = await get(`id=${c.id}&id=nope&id=${a.id}&id=${c.id}&id=${b.id}`);
       assert.equal(res.statusCode, 200);
       assert.deepEqual(ids(res), [c.id, a.id, b.id]);

@@ -95,7 +95,7 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
     for (const [q, names] of [
       ['user_id=1&game_id=2', '"game_id" and "user_id"'],
       ['id=1&user_id=1', '"id" and "user_id"'],
-    ]) {
+    ] as const) {
       it(`rejects several selectors (${q}) with a 400 naming them`, async () => {
         const res = await get(q);
         assert.deepEqual(
@@ -145,7 +145,7 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
 
   describe('id: one or more, at most 100, no optional parameter', () => {
     it('returns videos in input order, duplicates and unknown ids ignored, without a cursor', async () => {
-      const [a, b] = [all[10], all[200]] as VideoRow[];
+      const [a, b] = [all[10], all[200]] as [VideoRow, VideoRow];
       const res = await get(`id=${b.id}&id=${a.id}&id=1&id=${b.id}`);
       assert.equal(res.statusCode, 200);
       assert.deepEqual(ids(res), [String(b.id), String(a.id)]);

@@ -1,4 +1,4 @@
-import type { Generated, Kysely, Selectable } from 'kysely';
+import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely';
 import type { Key } from '../http/cursor.ts';
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
@@ -42,7 +42,13 @@ function videosWhere(db: Kysely<Database>, q: VideoQuery) {
   // Spec 4.3 rule 1: the filters combine with AND.
   if (q.language !== undefined) r = r.where('language', '=', q.language);
   if (q.type !== undefined) r = r.where('type', '=', q.type);
-  if (q.since !== undefined) r = r.where('created_at', '>=', q.since);
+  if (q.since !== undefined) {
+    // Under another order than time, SQLite (which plans without row statistics) would take the
+    // period as a range of the time index and sort all of the period's videos for every page; the
+    // unary plus keeps the period a check on the entries of the ordering's own index.
+    const steer = q.sort !== 'time' && db.getExecutor().adapter instanceof SqliteAdapter;
+    r = steer ? r.where(sql<number>`+created_at`, '>=', q.since) : r.where('created_at', '>=', q.since);
+  }
   return r;
 }
 
