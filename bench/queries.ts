@@ -382,9 +382,15 @@ const subscriptions: OperationMix = {
 const markers: OperationMix = {
   path: '/streams/markers',
   async probe(ctx) {
-    const m = await ctx.db.selectFrom('markers').select('creator_id').limit(1).executeTakeFirstOrThrow();
+    const m = await ctx.db
+      .selectFrom('markers')
+      .innerJoin('videos', 'videos.id', 'markers.video_id')
+      .select(['markers.video_id', 'markers.creator_id'])
+      .whereRef('markers.creator_id', '=', 'videos.user_id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
     return {
-      path: `${H}/streams/markers?user_id=${m.creator_id}`,
+      path: `${H}/streams/markers?video_id=${m.video_id}`,
       token: await ctx.tokenFor(m.creator_id),
     };
   },

@@ -435,7 +435,8 @@ async function main(): Promise<void> {
     for (const op of OPERATIONS) {
       if (args.only && !args.only.includes(op.path)) continue;
       const probe = await getJson(base, await op.probe(ctx));
-      if (probe.status === 404) {
+      // The unknown-path body says just "Not Found"; a 404 about a resource names it.
+      if (probe.status === 404 && (probe.body as { message?: string }).message === 'Not Found') {
         say(`skip ${op.path}: not there yet (404)`);
         skipped.push(op.path);
         continue;
