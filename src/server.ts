@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { SPEC_SCOPES } from './auth/scopes.ts';
@@ -25,9 +26,10 @@ type Print = (line: string) => void;
 
 /** Opens and migrates the store, seeds it on first start, listens, and prints how to call it. */
 export async function startServer(
-  config: Config,
+  requested: Config,
   print: Print = (l) => process.stdout.write(`${l}\n`),
 ): Promise<Running> {
+  const config = await withConcretePort(requested);
   const store = openStore({ url: config.db });
   try {
     const clock = clockFor(config);
@@ -50,9 +52,7 @@ export async function startServer(
     const secret = await resolveSecret(store, config.secret);
     const app = await buildApp({ config, store, clock, secret });
     await app.listen({ port: config.port, host: config.host });
-    const addr = app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : config.port;
-    const url = config.publicUrl.replace(/:\d+$/, `:${port}`);
+    const url = config.publicUrl;
     const info = await readSeedInfo(store);
     if (info) await printBanner(store, config, clock, info, url, print);
     else print(`helixd: serving ${url} (store ${store.location}, no demo data)`);
@@ -70,6 +70,23 @@ export async function startServer(
     await store.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * `--port 0` asks for any free port. The port is chosen before the app is built, so that the
+ * derived public URL (report links) names the port actually served.
+ */
+async function withConcretePort(config: Config): Promise<Config> {
+  if (config.port !== 0) return config;
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, config.host, () => {
+      const addr = probe.address();
+      probe.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+  return Object.freeze({ ...config, port, publicUrl: config.publicUrl.replace(/:0$/, `:${port}`) });
 }
 
 async function printBanner(
