@@ -41,13 +41,15 @@ export function registerOperation<Q>(app: FastifyInstance, ctx: AppContext, def:
         return def.handler(ctx, { query, principal, req, reply });
       },
     });
-    // The operations are reads: any other method on their paths is a 405, not a 404.
+    // The operations are reads: any other method on their paths is a 405, not a 404. Refused in
+    // onRequest, before any body is read, so a body's size or type cannot turn it into a 413/415.
     app.route({
       method: ['POST', 'PUT', 'PATCH', 'DELETE'],
       url: prefix + def.path,
-      handler: async () => {
+      onRequest: async () => {
         throw new HelixError(405, 'Method Not Allowed', { headers: { allow: 'GET, HEAD' } });
       },
+      handler: async () => undefined,
     });
   }
 }
