@@ -7,8 +7,11 @@ import type { Database, GameRow } from './schema.ts';
 export const TOP_GAMES_ORDER = ['viewer_count', 'id'] as const;
 export const topGameKey = (g: Pick<GameRow, 'viewer_count' | 'id'>): Key => [g.viewer_count, g.id];
 
-/** Games with at least one live stream, by their streams' summed viewers (index games_top). */
+// `stream_count > 0` is the predicate of the partial index games_top_live (migration 004b): the
+// query must say it in these words for the stores to use that index.
+const liveGames = (db: Kysely<Database>) => db.selectFrom('games').selectAll().where('stream_count', '>', 0);
+
+/** Games with at least one live stream, by their streams' summed viewers (index games_top_live). */
 export function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {
-  const q = db.selectFrom('games').selectAll().where('stream_count', '>', 0);
-  return keysetPage(q, TOP_GAMES_ORDER, 'desc', page);
+  return keysetPage(liveGames(db), TOP_GAMES_ORDER, 'desc', page);
 }
