@@ -1,0 +1,188 @@
+// Query plans of GET /subscriptions, GET /streams/markers and GET /games/top: every paged query
+// shape is an index range scan in the order of the page (no full scan of a table, no sort), and the
+// lookups around it are primary-key or index probes, on SQLite (EXPLAIN QUERY PLAN) and on
+// PostgreSQL (plain EXPLAIN on a seeded, analyzed store; no planner switches). The SQL is exactly
+// what the routes' store functions run: they are called with a Kysely instance whose plugin
+// records each query, which is then compiled by the store's own dialect.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { CompiledQuery, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
+import { topGameKey, topGames } from '../src/store/games.ts';
+import {
+  hasMarkedVideo,
+  markerKey,
+  markersPage,
+  mostRecentVideo,
+  userExists,
+  videoById,
+} from '../src/store/markers.ts';
+import type { PageQuery } from '../src/store/page.ts';
+import {
+  broadcasterTotals,
+  subscriptionKey,
+  subscriptionsOfUsers,
+  subscriptionsPage,
+} from '../src/store/subscriptions.ts';
+import { forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+
+forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (kind: StoreKind) => {
+  let t: TestApp;
+  let demo: number;
+  let video: number;
+
+  before(async () => {
+    t = await startTestApp(kind, { users: 3000 });
+    demo = t.seed?.demoUserId as number;
+    video = (await mostRecentVideo(t.store.db, demo))?.id as number;
+    // A platform has many more games than live ones: 20,000 more, one in five live.
+    const extra = Array.from({ length: 20_000 }, (_, i) => ({
+      id: 1_000_000 + i,
+      name: `Extra game ${i}`,
+      igdb_id: '',
+      owner_id: null,
+      viewer_count: i % 5 === 0 ? (i * 7919) % 5000 : 0,
+      stream_count: i % 5 === 0 ? 1 : 0,
+    }));
+    for (let i = 0; i < extra.length; i += 2000)
+      await t.store.db
+        .insertInto('games')
+        .values(extra.slice(i, i + 2000))
+        .execute();
+    // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
+    if (kind === 'postgres')
+      await sql`analyze games, subscriptions, subscription_totals, markers, videos, users`.execute(
+        t.store.db,
+      );
+  });
+  after(() => t.close());
+
+  /** The SQL a store function runs, compiled by the store's dialect. */
+  async function captured(run: (db: TestApp['store']['db']) => Promise<unknown>): Promise<CompiledQuery[]> {
+    const nodes: {
+      node: RootOperationNode;
+      queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'];
+    }[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery(args) {
+        nodes.push({ node: args.node, queryId: args.queryId });
+        return args.node;
+      },
+      async transformResult(args) {
+        return args.result;
+      },
+    };
+    const db = t.store.db.withPlugin(recorder);
+    await run(db);
+    return nodes.map(({ node, queryId }) => t.store.db.getExecutor().compileQuery(node, queryId));
+  }
+
+  /** The plan's lines: SQLite's `detail` column, PostgreSQL's `QUERY PLAN` text. */
+  async function plan(q: CompiledQuery): Promise<string[]> {
+    const prefix = kind === 'sqlite' ? 'explain query plan ' : 'explain ';
+    const r = await t.store.db.executeQuery<Record<string, string>>(
+      CompiledQuery.raw(prefix + q.sql, [...q.parameters]),
+    );
+    return r.rows.map((row) => (kind === 'sqlite' ? (row.detail as string) : (row['QUERY PLAN'] as string)));
+  }
+
+  /**
+   * `index` serves `table` (named `alias` in the query) as a search: a range or a probe; no table is
+   * read whole; no sort unless allowed. An ordered walk of the index from one end without a range
+   * (a first page without an equality prefix) stops after `first` + 1 rows: allowed with `walk`.
+   */
+  function assertIndexed(
+    lines: string[],
+    table: string,
+    index: string,
+    o: { alias?: string; sort?: boolean; walk?: boolean } = {},
+  ): void {
+    const text = lines.join('\n');
+    const name = o.alias ?? table;
+    if (kind === 'sqlite') {
+      const sqliteIndex =
+        index.endsWith('_pkey') || index.endsWith('_pk') ? `sqlite_autoindex_${table}_1` : index;
+      const search = new RegExp(`^SEARCH ${name} USING (COVERING )?INDEX ${sqliteIndex} \\(`);
+      const walk = new RegExp(`^SCAN ${name} USING (COVERING )?INDEX ${sqliteIndex}$`);
+      const walks = (l: string) => o.walk === true && walk.test(l);
+      assert.ok(
+        lines.some((l) => search.test(l) || walks(l)),
+        `expected ${index}:\n${text}`,
+      );
+      assert.ok(!lines.some((l) => l.startsWith('SCAN') && !walks(l)), `full scan:\n${text}`);
+      if (!o.sort) assert.ok(!/TEMP B-TREE/.test(text), `sort:\n${text}`);
+    } else {
+      const on = o.alias ? `${table} ${o.alias}` : table;
+      assert.match(text, new RegExp(`Index (Only )?Scan (Backward )?using ${index} on ${on}\\b`), text);
+      assert.doesNotMatch(text, /Seq Scan/, `full scan:\n${text}`);
+      if (!o.sort) assert.doesNotMatch(text, /Sort|Bitmap/, `sort or unordered scan:\n${text}`);
+    }
+  }
+
+  const pages = (key: PageQuery['after']): [string, PageQuery][] => [
+    ['first page', { first: 20 }],
+    ['after', { first: 20, after: key }],
+    ['before', { first: 20, before: key }],
+  ];
+
+  for (const where of ['first page', 'after', 'before']) {
+    it(`subscriptions page, ${where}: a range of subscriptions_broadcaster_time, users by primary key, no sort`, async () => {
+      const all = await subscriptionsPage(t.store.db, demo, { first: 1e6 });
+      assert.ok(all.rows.length > 1000);
+      const key = subscriptionKey(all.rows[Math.floor(all.rows.length / 2)] as never);
+      const page = pages(key).find(([w]) => w === where)?.[1] as PageQuery;
+      const [q] = await captured((db) => subscriptionsPage(db, demo, page));
+      const lines = await plan(q as CompiledQuery);
+      assertIndexed(lines, 'subscriptions', 'subscriptions_broadcaster_time');
+      assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
+      assertIndexed(lines, 'users', 'users_pkey', { alias: 'g' });
+    });
+
+    it(`markers page, ${where}: a range of markers_video_creator_time, no sort`, async () => {
+      const all = await markersPage(t.store.db, video, demo, { first: 1e6 });
+      assert.ok(all.rows.length > 100);
+      const key = markerKey(all.rows[Math.floor(all.rows.length / 2)] as never);
+      const page = pages(key).find(([w]) => w === where)?.[1] as PageQuery;
+      const [q] = await captured((db) => markersPage(db, video, demo, page));
+      assertIndexed(await plan(q as CompiledQuery), 'markers', 'markers_video_creator_time');
+    });
+
+    it(`top games page, ${where}: a range of games_top_live, no sort`, async () => {
+      const all = await topGames(t.store.db, { first: 1e6 });
+      assert.ok(all.rows.length > 1000);
+      const key = topGameKey(all.rows[Math.floor(all.rows.length / 2)] as never);
+      const page = pages(key).find(([w]) => w === where)?.[1] as PageQuery;
+      const [q] = await captured((db) => topGames(db, page));
+      assertIndexed(await plan(q as CompiledQuery), 'games', 'games_top_live', {
+        walk: where === 'first page',
+      });
+    });
+  }
+
+  it('subscriptions total and points: primary-key lookups of users and subscription_totals', async () => {
+    const [q] = await captured((db) => broadcasterTotals(db, demo));
+    const lines = await plan(q as CompiledQuery);
+    assertIndexed(lines, 'users', 'users_pkey');
+    assertIndexed(lines, 'subscription_totals', 'subscription_totals_pkey', { alias: 't' });
+  });
+
+  it('subscriptions of given users: primary-key probes, no sort', async () => {
+    const some = (await subscriptionsPage(t.store.db, demo, { first: 100 })).rows.map((r) => r.user_id);
+    const [q] = await captured((db) => subscriptionsOfUsers(db, demo, some));
+    const lines = await plan(q as CompiledQuery);
+    assertIndexed(lines, 'subscriptions', 'subscriptions_pk');
+    assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
+  });
+
+  it("markers lookups: the video by primary key, the user's most recent video from videos_user_time, the editor probe from markers_video_creator_time", async () => {
+    let [q] = await captured((db) => videoById(db, video));
+    let lines = await plan(q as CompiledQuery);
+    assertIndexed(lines, 'videos', 'videos_pkey');
+    [q] = await captured((db) => mostRecentVideo(db, demo));
+    lines = await plan(q as CompiledQuery);
+    assertIndexed(lines, 'videos', 'videos_user_time');
+    [q] = await captured((db) => hasMarkedVideo(db, video, demo));
+    assertIndexed(await plan(q as CompiledQuery), 'markers', 'markers_video_creator_time');
+    [q] = await captured((db) => userExists(db, demo));
+    assertIndexed(await plan(q as CompiledQuery), 'users', 'users_pkey');
+  });
+});
