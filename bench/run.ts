@@ -7,10 +7,10 @@
 //   other flags: --users N --seed N --seconds N --connections N --generator wrk|autocannon
 //                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -88,11 +88,22 @@ function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
   }
 }
 
+/** User plus system CPU time of a process so far (Linux /proc, 100 ticks a second). */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs a command to completion; returns its wall time and the peak RSS seen while it ran. */
 async function runTimed(
   cmd: string,
   argv: string[],
-): Promise<{ seconds: number; peakRss: number | undefined; output: string }> {
+): Promise<{ seconds: number; cpuSeconds: number | undefined; peakRss: number | undefined; output: string }> {
   const started = performance.now();
   const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -103,9 +114,11 @@ async function runTimed(
     output += d;
   });
   let peak: number | undefined;
+  let cpu: number | undefined;
   const poll = setInterval(() => {
     const hwm = child.pid ? procStatus(child.pid, 'VmHWM') : undefined;
     if (hwm !== undefined) peak = Math.max(peak ?? 0, hwm);
+    cpu = (child.pid ? cpuSeconds(child.pid) : undefined) ?? cpu;
   }, 100);
   const code = await new Promise<number | null>((res, rej) => {
     child.on('error', rej);
@@ -113,7 +126,7 @@ async function runTimed(
   });
   clearInterval(poll);
   if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
-  return { seconds: (performance.now() - started) / 1000, peakRss: peak, output };
+  return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
 }
 
 async function waitReady(base: string, child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -147,6 +160,10 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 interface SeedRecord {
   seconds: number;
+  /** CPU time (user + system) of the seed process, last sampled just before it exited */
+  cpuSeconds?: number;
+  /** load average of the machine while seeding (other work slows a wall-clock figure) */
+  loadavg?: number[];
   peakRss?: number;
   date: string;
   users: number;
@@ -180,6 +197,8 @@ async function prepareStore(): Promise<{ url: string; seedRun: SeedRecord | unde
   const run = await runTimed(process.execPath, seedArgs);
   const rec: SeedRecord = {
     seconds: run.seconds,
+    ...(run.cpuSeconds !== undefined ? { cpuSeconds: run.cpuSeconds } : {}),
+    loadavg: loadavg(),
     ...(run.peakRss !== undefined ? { peakRss: run.peakRss } : {}),
     date: new Date().toISOString(),
     users,
@@ -220,6 +239,7 @@ function table(rows: Row[]): string {
     'err',
     'ceiling req/s',
     'ceil p50',
+    'ceil p99',
     'ratio',
   ];
   const body = rows.map((r) => [
@@ -233,6 +253,7 @@ function table(rows: Row[]): string {
     String(r.helixd.errors),
     fmt(r.ceiling.rps, 0),
     fmt(r.ceiling.p50, 2),
+    fmt(r.ceiling.p99, 2),
     `${fmt(r.ratio * 100, 0)}%`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
@@ -333,6 +354,10 @@ async function main(): Promise<void> {
   say(
     `helixd bench ${quick ? '(quick) ' : ''}- ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), node ${process.version}`,
   );
+  const loadAtStart = loadavg();
+  say(
+    `load average at start: ${loadAtStart.map((l) => fmt(l, 2)).join(' ')} (other work on the machine skews every figure)`,
+  );
   say(
     `load generator: ${generator}${generator === 'wrk' ? '' : ' (wrk is not installed)'}; ${connections} connections, ${seconds} s per query kind, ${warmup} s warm-up`,
   );
@@ -364,7 +389,7 @@ async function main(): Promise<void> {
   );
   if (seedRun)
     say(
-      `  seeding: ${fmt(seedRun.seconds)} s, peak RSS ${mb(seedRun.peakRss)}${reused ? ` (kept store, seeded ${seedRun.date})` : ''}`,
+      `  seeding: ${fmt(seedRun.seconds)} s (CPU ${seedRun.cpuSeconds === undefined ? '?' : fmt(seedRun.cpuSeconds)} s), peak RSS ${mb(seedRun.peakRss)}${reused ? ` (kept store, seeded ${seedRun.date})` : ''}`,
     );
   else if (reused) say('  seeding: not measured (the store was already seeded)');
 
@@ -508,7 +533,9 @@ async function main(): Promise<void> {
     for (const k of runnable) {
       const load = (b: string, s: number) =>
         runLoad(generator, { base: b, requests: k.requests, connections, seconds: s, scratch });
-      if (warmup > 0) await load(base, warmup);
+      // Quick mode warms up once per operation, to stay within its time.
+      const firstOfOp = rows.at(-1)?.op !== k.op;
+      if (warmup > 0 && (!quick || firstOfOp)) await load(base, warmup);
       const h = await load(base, seconds);
       const c = await load(ceilingBase, seconds);
       const row: Row = {
@@ -600,6 +627,11 @@ async function main(): Promise<void> {
       say();
     }
     say(`peak RSS of helixd: ${mb(peakRss)}; start-up to ready: ${fmt(startupMs, 0)} ms`);
+    say(
+      `load average at the end: ${loadavg()
+        .map((l) => fmt(l, 2))
+        .join(' ')}`,
+    );
     for (const s of skipped) say(`not measured: ${s} (not there yet or its mix failed)`);
     say();
     say(`budget${bigStore ? '' : ' (small store: the size-bound lines are not judged)'}:`);
@@ -609,7 +641,13 @@ async function main(): Promise<void> {
     const report = {
       date: new Date().toISOString(),
       quick,
-      machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version },
+      machine: {
+        cpus: cpus().length,
+        model: cpus()[0]?.model,
+        node: process.version,
+        loadavgAtStart: loadAtStart,
+        loadavgAtEnd: loadavg(),
+      },
       generator,
       connections,
       secondsPerKind: seconds,
@@ -642,10 +680,12 @@ async function main(): Promise<void> {
       const files = existsSync(profileDir)
         ? readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))
         : [];
-      const last = files.sort().at(-1);
-      if (last) {
+      // tsx's loader thread writes a profile too; the main thread's is the largest.
+      const size = (f: string) => statSync(join(profileDir, f)).size;
+      const main = files.sort((a, b) => size(b) - size(a))[0];
+      if (main) {
         say();
-        for (const l of summariseProfile(join(profileDir, last))) say(l);
+        for (const l of summariseProfile(join(profileDir, main))) say(l);
       } else say('no CPU profile was written');
     }
   } catch (err) {
