@@ -215,6 +215,7 @@ interface Row {
   op: string;
   kind: string;
   cls: QueryKind['cls'];
+  baseline?: string;
   note?: string;
   urls: number;
   meanBytes: number;
@@ -274,8 +275,7 @@ interface DeepVsFirst {
 function deepVsFirst(rows: Row[]): DeepVsFirst[] {
   const out: DeepVsFirst[] = [];
   for (const d of rows.filter((r) => r.cls === 'deep')) {
-    const firsts = rows.filter((r) => r.op === d.op && r.cls === 'first');
-    const f = firsts.find((r) => r.kind === d.kind.replace('deep page', 'first page')) ?? firsts[0];
+    const f = rows.find((r) => r.op === d.op && r.kind === d.baseline);
     if (!f) continue;
     out.push({
       op: d.op,
@@ -542,6 +542,7 @@ async function main(): Promise<void> {
         op: k.op,
         kind: k.kind,
         cls: k.cls,
+        ...(k.baseline ? { baseline: k.baseline } : {}),
         ...(k.note ? { note: k.note } : {}),
         urls: k.requests.length,
         meanBytes: (k as QueryKind & { meanBytes: number }).meanBytes,
