@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
+import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
 import { Links } from './links.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { clipsRoutes } from './routes/clips.ts';
@@ -26,7 +27,7 @@ export interface AppDeps {
   secret: string;
   /** false in tests that don't want request logs */
   logger?: boolean;
-  /** where rate-limit buckets live; default: this process's memory */
+  /** where rate-limit buckets live; default: Redis when config.redisUrl is set, else this process's memory */
   rateLimitStore?: RateLimitStore;
 }
 
@@ -39,7 +40,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     secret: deps.secret,
     links: new Links(deps.config.siteUrl),
     rateLimiter: new RateLimiter(
-      deps.rateLimitStore ?? new MemoryRateLimitStore(),
+      deps.rateLimitStore ??
+        (deps.config.redisUrl ? new RedisRateLimitStore(deps.config.redisUrl) : new MemoryRateLimitStore()),
       deps.config.rateLimit,
       deps.clock,
     ),
