@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { rfc3339 } from '../src/clock.ts';
 import type { ClipRow } from '../src/store/schema.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { assertGolden, bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 interface WireClip {
   id: string;
@@ -475,10 +474,7 @@ forEachStore('GET /helix/clips', (kind: StoreKind) => {
         const res = await get(q());
         assert.equal(res.statusCode, 200);
         assert.ok(res.json().data.length > 0);
-        const path = new URL(`./golden/${file}`, import.meta.url);
-        if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-          writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-        assert.equal(res.body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))));
+        assertGolden(kind, file, res.body);
       });
     }
   });

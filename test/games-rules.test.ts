@@ -1,9 +1,8 @@
 // GET /games/top, the rules of spec 4.5 and the shared rules of section 4 that test/games.test.ts
 // does not cover yet.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { assertGolden, bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 interface Game {
   id: string;
@@ -116,10 +115,7 @@ forEachStore('GET /helix/games/top rules', (kind: StoreKind) => {
     const check = async (file: string, q: string) => {
       const res = await get(q);
       assert.equal(res.statusCode, 200);
-      const path = new URL(`./golden/${file}`, import.meta.url);
-      if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-        writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-      assert.equal(res.body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))));
+      assertGolden(kind, file, res.body);
     };
     it('answers games-top-first-page byte for byte as test/golden/games-top-first-page.json', () =>
       check('games-top-first-page.json', 'first=5'));

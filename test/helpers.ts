@@ -2,8 +2,9 @@
 // SQLite file, and on a fresh schema of a real PostgreSQL (HELIXD_TEST_PG_URL, default
 // postgres://postgres@127.0.0.1:5432/test). Without a reachable PostgreSQL those runs are skipped
 // with a line that says so; under CI=true an unreachable PostgreSQL fails the run.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
@@ -187,3 +188,15 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/**
+ * Golden answers: `test/golden/<file>` holds the expected body, indented for review; the wire body
+ * must equal its compact form byte for byte, on every store. UPDATE_GOLDEN=1 rewrites the file from
+ * the SQLite run (so the PostgreSQL run is still compared against it).
+ */
+export function assertGolden(kind: StoreKind, file: string, body: string): void {
+  const path = new URL(`./golden/${file}`, import.meta.url);
+  if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
+    writeFileSync(path, `${JSON.stringify(JSON.parse(body), null, 2)}\n`);
+  assert.equal(body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))), `golden ${file}`);
+}

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { assertGolden, bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 interface Follow {
   from_id: string;
@@ -450,11 +449,7 @@ forEachStore('legacy mode (--legacy): GET /helix/tags/streams', (kind: StoreKind
     it(`answers ${file.replace('.json', '')} byte for byte as test/golden/${file}`, async () => {
       const res = await t.get(q(), bearer(token));
       assert.equal(res.statusCode, 200);
-      const path = new URL(`./golden/${file}`, import.meta.url);
-      if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-        writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-      const golden = readFileSync(path, 'utf8');
-      assert.equal(res.body, JSON.stringify(JSON.parse(golden)));
+      assertGolden(kind, file, res.body);
     });
   }
 });

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { assertGolden, bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 const SCOPE = 'user:read:broadcast';
 
@@ -404,10 +403,7 @@ forEachStore('GET /helix/streams/markers', (kind: StoreKind) => {
       const res = await get(q);
       assert.equal(res.statusCode, 200);
       assert.ok(res.json().data.length > 0);
-      const path = new URL(`./golden/${file}`, import.meta.url);
-      if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-        writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-      assert.equal(res.body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))));
+      assertGolden(kind, file, res.body);
     };
     it('answers markers-by-user byte for byte as test/golden/markers-by-user.json', () =>
       check('markers-by-user.json', `user_id=${demo}&first=3`));

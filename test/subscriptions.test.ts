@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { TIER_POINTS } from '../src/store/subscriptions.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { assertGolden, bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 const SCOPE = 'channel:read:subscriptions';
 
@@ -325,19 +324,13 @@ forEachStore('GET /helix/subscriptions', (kind: StoreKind) => {
         const res = await get(q());
         assert.equal(res.statusCode, 200);
         assert.ok(res.json().data.length > 0);
-        const path = new URL(`./golden/${file}`, import.meta.url);
-        if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-          writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-        assert.equal(res.body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))));
+        assertGolden(kind, file, res.body);
       });
     }
     it('answers subscriptions-second-page byte for byte as test/golden/subscriptions-second-page.json', async () => {
       const c = (await get(`broadcaster_id=${demo}&first=4`)).json().pagination.cursor;
       const res = await get(`broadcaster_id=${demo}&first=4&after=${c}`);
-      const path = new URL('./golden/subscriptions-second-page.json', import.meta.url);
-      if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-        writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-      assert.equal(res.body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))));
+      assertGolden(kind, 'subscriptions-second-page.json', res.body);
     });
   });
 });

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { rfc3339 } from '../src/clock.ts';
 import { hms } from '../src/links.ts';
 import type { VideoRow } from '../src/store/schema.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { assertGolden, bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
 
 interface WireVideo {
   id: string;
@@ -456,10 +455,7 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
         const res = await get(q());
         assert.equal(res.statusCode, 200);
         assert.ok(res.json().data.length > 0);
-        const path = new URL(`./golden/${file}`, import.meta.url);
-        if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
-          writeFileSync(path, `${JSON.stringify(res.json(), null, 2)}\n`);
-        assert.equal(res.body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))));
+        assertGolden(kind, file, res.body);
       });
     }
   });
