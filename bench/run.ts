@@ -4,7 +4,7 @@
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
 //   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (< 3 min)
 //   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
-//   other flags: --users N --seed N --seconds N --connections N --generator wrk|autocannon
+//   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
 //                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -46,9 +46,11 @@ const { values: args } = parseArgs({
 });
 
 if (args.help) {
-  const head = readFileSync(fileURLToPath(import.meta.url), 'utf8')
-    .split('\n')
-    .slice(0, 9);
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  const head = lines.slice(
+    0,
+    lines.findIndex((l) => !l.startsWith('//')),
+  );
   process.stdout.write(`${head.map((l) => l.replace(/^\/\/ ?/, '')).join('\n')}\n`);
   process.exit(0);
 }
