@@ -4,13 +4,14 @@ import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, MarkerRow } from './schema.ts';
 
 /**
- * The order of /streams/markers: newest first, ties by marker id, higher first. The video and the
- * creator are fixed by the query but lead the key, so that a cursor names the video it walks (a
- * `user_id` query keeps walking the video it started on when the user's most recent video changes)
- * and the row comparison covers consecutive columns of the index markers_video_creator_time, which
- * both stores then use as the start of an index range.
+ * The order of /streams/markers: newest first, ties by marker id, higher first. A cursor's key
+ * leads with the video and the creator, so that it names the video it walks (a `user_id` query
+ * keeps walking the video it started on when the user's most recent video changes). The SQL
+ * compares only (created_at, id): the video and creator are pinned by equalities, and a row
+ * comparison that also covered them would make SQLite use only those equalities and filter the
+ * whole video's range, so deep pages would cost more than the first.
  */
-export const MARKERS_ORDER = ['video_id', 'creator_id', 'created_at', 'id'] as const;
+export const MARKERS_ORDER = ['created_at', 'id'] as const;
 export const markerKey = (m: Pick<MarkerRow, 'video_id' | 'creator_id' | 'created_at' | 'id'>): Key => [
   m.video_id,
   m.creator_id,
@@ -75,7 +76,16 @@ export function markersPage(
     .selectAll()
     .where('video_id', '=', videoId)
     .where('creator_id', '=', creatorId);
-  return keysetPage(q, MARKERS_ORDER, 'desc', page);
+  const inVideo = (key: Key | undefined): Key | undefined => {
+    if (key === undefined) return undefined;
+    if (key[0] !== videoId || key[1] !== creatorId) throw new Error('cursor key of another video');
+    return key.slice(2);
+  };
+  return keysetPage(q, MARKERS_ORDER, 'desc', {
+    first: page.first,
+    after: inVideo(page.after),
+    before: inVideo(page.before),
+  });
 }
 
 export async function userExists(db: Kysely<Database>, userId: number): Promise<boolean> {
