@@ -46,8 +46,13 @@ function videosWhere(db: Kysely<Database>, q: VideoQuery) {
     // Under another order than time, SQLite (which plans without row statistics) would take the
     // period as a range of the time index and sort all of the period's videos for every page; the
     // unary plus keeps the period a check on the entries of the ordering's own index.
+    // Under the time order the period is written as a row value on the ordering's own columns
+    // (ids are positive, so it means created_at >= since): the cursor's bound and the period's are
+    // then two bounds of one index range, and a deep page starts at the cursor instead of reading
+    // the period from its newest end.
     const steer = q.sort !== 'time' && db.getExecutor().adapter instanceof SqliteAdapter;
-    r = steer ? r.where(sql<number>`+created_at`, '>=', q.since) : r.where('created_at', '>=', q.since);
+    if (q.sort === 'time') r = r.where(sql<boolean>`(created_at, id) >= (${q.since}, 0)`);
+    else r = steer ? r.where(sql<number>`+created_at`, '>=', q.since) : r.where('created_at', '>=', q.since);
   }
   return r;
 }
