@@ -1,6 +1,6 @@
 // The one place that picks the SQL dialect. Everything else speaks Kysely to `Store.db`.
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -40,7 +40,7 @@ function openSqlite(file: string): Store {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(conn) }) });
   return {
     db,
     dialect: 'sqlite',
@@ -50,6 +50,28 @@ function openSqlite(file: string): Store {
     },
     async close() {
       await db.destroy();
+    },
+  };
+}
+
+// Kysely's SQLite driver prepares every query anew; preparing costs about as much as running a
+// page query (bench/README.md). The same SQL text always gets the same prepared statement here.
+// Reusing one is safe because Kysely runs one query at a time on its single SQLite connection.
+// The map is bounded: `IN` lists make one text per list length, so it is cleared when full.
+const STATEMENT_CACHE_SIZE = 1000;
+
+function cachingStatements(conn: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => conn.close(),
+    prepare(sqlText: string) {
+      let stmt = cache.get(sqlText);
+      if (!stmt) {
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+        stmt = conn.prepare(sqlText);
+        cache.set(sqlText, stmt);
+      }
+      return stmt;
     },
   };
 }
