@@ -78,3 +78,34 @@ export const paginationSchema = {
   type: 'object',
   properties: { cursor: { type: 'string' } },
 } as const;
+
+/**
+ * The 200 response schema of a list operation: `data` of `item` and `pagination`. The same schema
+ * serialises the answer (fast-json-stringify), in this property order.
+ */
+export function listResponseSchema(item: object) {
+  return {
+    200: {
+      type: 'object',
+      properties: { data: { type: 'array', items: item }, pagination: paginationSchema },
+      required: ['data', 'pagination'],
+    },
+  } as const;
+}
+
+/**
+ * "Exactly one kind of selector" (spec 4.2, 4.3): the one of `kinds` that the query gives, or a
+ * 400 that names them all when none or several are given.
+ */
+export function exactlyOneSelector<K extends string>(
+  query: Partial<Record<K, unknown>>,
+  kinds: readonly K[],
+): K {
+  const given = kinds.filter((k) => query[k] !== undefined);
+  const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
+  const oneOf = `exactly one of ${quoted(kinds).join(', ')} must be given`;
+  if (given.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
+  if (given.length > 1)
+    throw badRequest(`The parameters ${quoted(given).join(' and ')} cannot be used together: ${oneOf}`);
+  return given[0] as K;
+}

@@ -6,8 +6,8 @@ import { registerOperation } from '../http/operation.ts';
 import {
   cursorParamSchema,
   firstSchema,
+  listResponseSchema,
   paginationOf,
-  paginationSchema,
   readPaging,
   singleString,
 } from '../http/params.ts';
@@ -125,16 +125,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
             [op.idParam]: singleString,
           },
         },
-        response: {
-          200: {
-            type: 'object',
-            properties: {
-              data: { type: 'array', items: reportSchema(op.idParam) },
-              pagination: paginationSchema,
-            },
-            required: ['data', 'pagination'],
-          },
-        },
+        response: listResponseSchema(reportSchema(op.idParam)),
       },
       async handler(ctx, { query, principal }) {
         // Production pages these forward only.

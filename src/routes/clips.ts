@@ -6,9 +6,10 @@ import { badRequest } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
+  exactlyOneSelector,
+  listResponseSchema,
   type PagingQuery,
   paginationOf,
-  paginationSchema,
   pagingProperties,
   readPaging,
   singleString,
@@ -122,9 +123,6 @@ interface ClipsQuery extends PagingQuery {
   is_featured?: (typeof BOOLEANS)[number];
 }
 
-const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
-const oneOf = `exactly one of ${quoted(SELECTOR_KINDS).join(', ')} must be given`;
-
 /** Spec 4.2: "The seconds value is ignored": the instant, truncated to its minute. */
 const toMinute = (t: number) => Math.floor(t / 60) * 60;
 
@@ -161,19 +159,10 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
           is_featured: { type: 'string', enum: BOOLEANS },
         },
       },
-      response: {
-        200: {
-          type: 'object',
-          properties: { data: { type: 'array', items: clipSchema }, pagination: paginationSchema },
-          required: ['data', 'pagination'],
-        },
-      },
+      response: listResponseSchema(clipSchema),
     },
     async handler(ctx, { query }) {
-      const kinds = SELECTOR_KINDS.filter((k) => query[k] !== undefined);
-      if (kinds.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
-      if (kinds.length > 1)
-        throw badRequest(`The parameters ${quoted(kinds).join(' and ')} cannot be used together: ${oneOf}`);
+      exactlyOneSelector(query, SELECTOR_KINDS);
       const filters = readFilters(query);
       const db = ctx.store.db;
 

@@ -9,6 +9,7 @@ import { OPERATION_PREFIXES, registerOperation } from '../http/operation.ts';
 import {
   cursorParamSchema,
   firstSchema,
+  listResponseSchema,
   type PagingQuery,
   paginationOf,
   paginationSchema,
@@ -261,13 +262,7 @@ function legacyStreamTags(app: FastifyInstance, ctx: AppContext): void {
           before: cursorParamSchema,
         },
       },
-      response: {
-        200: {
-          type: 'object',
-          properties: { data: { type: 'array', items: streamTagSchema }, pagination: paginationSchema },
-          required: ['data', 'pagination'],
-        },
-      },
+      response: listResponseSchema(streamTagSchema),
     },
     async handler(ctx, { query, reply }) {
       setNotice(reply, STREAM_TAGS);

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
+  listResponseSchema,
   type PagingQuery,
   paginationOf,
-  paginationSchema,
   pagingProperties,
   readPaging,
 } from '../http/params.ts';
@@ -41,13 +41,7 @@ export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     schema: {
       querystring: { type: 'object', properties: pagingProperties },
-      response: {
-        200: {
-          type: 'object',
-          properties: { data: { type: 'array', items: gameSchema }, pagination: paginationSchema },
-          required: ['data', 'pagination'],
-        },
-      },
+      response: listResponseSchema(gameSchema),
     },
     async handler(ctx, { query }) {
       const paging = readPaging(ctx, '/games/top', query, {});

@@ -5,9 +5,9 @@ import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
+  listResponseSchema,
   type PagingQuery,
   paginationOf,
-  paginationSchema,
   pagingProperties,
   readPaging,
   singleString,
@@ -114,13 +114,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
         type: 'object',
         properties: { ...pagingProperties, user_id: singleString, video_id: singleString },
       },
-      response: {
-        200: {
-          type: 'object',
-          properties: { data: { type: 'array', items: groupSchema }, pagination: paginationSchema },
-          required: ['data', 'pagination'],
-        },
-      },
+      response: listResponseSchema(groupSchema),
     },
     async handler(ctx, { query, principal }) {
       const given = SELECTORS.filter((k) => query[k] !== undefined && query[k] !== '');

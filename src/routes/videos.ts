@@ -7,9 +7,10 @@ import { registerOperation } from '../http/operation.ts';
 import {
   cursorParamSchema,
   DEFAULT_FIRST,
+  exactlyOneSelector,
+  listResponseSchema,
   MAX_FIRST,
   paginationOf,
-  paginationSchema,
   readPaging,
   singleString,
   stringList,
@@ -149,9 +150,6 @@ interface VideosQuery {
   before?: string;
 }
 
-const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
-const oneOf = `exactly one of ${quoted(SELECTOR_KINDS).join(', ')} must be given`;
-
 /** GET /videos (spec 4.3): videos by ids, by owner or by game. */
 export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation<VideosQuery>(app, ctx, {
@@ -174,19 +172,10 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
           before: cursorParamSchema,
         },
       },
-      response: {
-        200: {
-          type: 'object',
-          properties: { data: { type: 'array', items: videoSchema }, pagination: paginationSchema },
-          required: ['data', 'pagination'],
-        },
-      },
+      response: listResponseSchema(videoSchema),
     },
     async handler(ctx, { query }) {
-      const kinds = SELECTOR_KINDS.filter((k) => query[k] !== undefined);
-      if (kinds.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
-      if (kinds.length > 1)
-        throw badRequest(`The parameters ${quoted(kinds).join(' and ')} cannot be used together: ${oneOf}`);
+      exactlyOneSelector(query, SELECTOR_KINDS);
       const db = ctx.store.db;
 
       if (query.id !== undefined) {
