@@ -30,20 +30,21 @@ function isKey(v: unknown): v is Key {
 }
 
 export function decodeCursor(secret: string, scope: string, cursor: string): CursorPage {
-  const invalid = badRequest('Invalid cursor.');
+  // Built only when thrown: an Error captures a stack trace, and most cursors are valid.
+  const invalid = () => badRequest('Invalid cursor.');
   const dot = cursor.indexOf('.');
-  if (dot <= 0 || cursor.length > 2048) throw invalid;
+  if (dot <= 0 || cursor.length > 2048) throw invalid();
   const payload = cursor.slice(0, dot);
   const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
   const expected = mac(secret, scope, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   } catch {
-    throw invalid;
+    throw invalid();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !isKey(parsed[0]) || !isKey(parsed[1])) throw invalid;
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !isKey(parsed[0]) || !isKey(parsed[1])) throw invalid();
   return { first: parsed[0], last: parsed[1] };
 }
 
