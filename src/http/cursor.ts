@@ -44,7 +44,8 @@ export function decodeCursor(secret: string, scope: string, cursor: string): Cur
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !isKey(parsed[0]) || !isKey(parsed[1])) throw invalid();
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !isKey(parsed[0]) || !isKey(parsed[1]))
+    throw invalid();
   return { first: parsed[0], last: parsed[1] };
 }
 
