@@ -3,7 +3,7 @@
 // take is atomic across instances.
 import { Redis } from 'ioredis';
 import { HelixError } from './errors.ts';
-import type { BucketTake, RateLimitStore } from './ratelimit.ts';
+import { type BucketTake, bucketTake, type RateLimitStore } from './ratelimit.ts';
 
 // KEYS[1] bucket; ARGV cost, capacity, window (ms), now (ms). The level is kept in
 // point-milliseconds, as in memory, so refills are whole numbers. A bucket idle for a whole window
@@ -68,12 +68,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       throw new HelixError(503, 'The service is temporarily unavailable', { cause: err });
     }
     const [allowed, level] = reply;
-    const full = capacity * windowMs;
-    return {
-      allowed: allowed === 1,
-      remaining: Math.floor(level / windowMs),
-      fullAt: nowMs + Math.ceil((full - level) / capacity),
-    };
+    return bucketTake(allowed === 1, level, capacity, windowMs, nowMs);
   }
 
   async close(): Promise<void> {

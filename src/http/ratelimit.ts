@@ -27,6 +27,21 @@ export interface RateLimitStore {
   close?(): Promise<void>;
 }
 
+/** What a take reports, from the bucket's level after it (in point-milliseconds). */
+export function bucketTake(
+  allowed: boolean,
+  level: number,
+  capacity: number,
+  windowMs: number,
+  nowMs: number,
+): BucketTake {
+  return {
+    allowed,
+    remaining: Math.floor(level / windowMs),
+    fullAt: nowMs + Math.ceil((capacity * windowMs - level) / capacity),
+  };
+}
+
 interface Bucket {
   /** the level in point-milliseconds (points × windowMs): refills are exact integers */
   level: number;
@@ -53,11 +68,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     if (allowed) level -= cost * windowMs;
     this.buckets.set(key, { level, at: Math.max(nowMs, b?.at ?? nowMs) });
     if (++this.takes % 1024 === 0) this.sweep(nowMs, windowMs);
-    return {
-      allowed,
-      remaining: Math.floor(level / windowMs),
-      fullAt: nowMs + Math.ceil((full - level) / capacity),
-    };
+    return bucketTake(allowed, level, capacity, windowMs, nowMs);
   }
 
   /** Drops buckets that have had time to refill completely: they equal a bucket never seen. */
