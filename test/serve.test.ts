@@ -61,6 +61,15 @@ describe('helixd serve', () => {
     assert.ok(games.data.length > 0);
     const health = await fetch(`${first.url}/readyz`);
     assert.equal(health.status, 200);
+    // With --port 0 the report URLs name the port actually served, and they download.
+    const token = /Bearer (\w+)/.exec(first.curl)?.[1];
+    const reports = await fetch(`${first.url}/helix/analytics/games`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(reports.status, 200);
+    const url = (await reports.json()).data[0].URL as string;
+    assert.ok(url.startsWith(`${first.url}/reports/`), url);
+    assert.equal((await fetch(url)).status, 200);
     assert.equal(await stop(first.child), 0);
 
     const second = await startServe(db);
