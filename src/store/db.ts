@@ -1,8 +1,9 @@
 // The one place that picks the SQL dialect. Everything else speaks Kysely to `Store.db`.
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
+import { FastSqliteDialect } from './sqlite-driver.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -11,6 +12,12 @@ export interface Store {
   readonly dialect: Dialect;
   /** where the data lives, with any password masked; for logs and the start-up banner */
   readonly location: string;
+  /**
+   * A number that changes whenever another process may have written to the store, read without
+   * I/O, so that in-process caches know to forget (src/auth/token-cache.ts); undefined where no
+   * such number exists, and nothing may be cached.
+   */
+  tokenEpoch(): number | undefined;
   /** resolves when the store answers a trivial query */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -40,38 +47,19 @@ function openSqlite(file: string): Store {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(conn) }) });
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(conn) });
+  // Changes when another connection commits to the file; never for this connection's own writes.
+  const dataVersion = conn.prepare('pragma data_version').pluck();
   return {
     db,
     dialect: 'sqlite',
     location: file,
+    tokenEpoch: () => dataVersion.get() as number,
     async ping() {
       await sql`select 1`.execute(db);
     },
     async close() {
       await db.destroy();
-    },
-  };
-}
-
-// Kysely's SQLite driver prepares every query anew; preparing costs about as much as running a
-// page query (bench/README.md). The same SQL text always gets the same prepared statement here.
-// Reusing one is safe because Kysely runs one query at a time on its single SQLite connection.
-// The map is bounded: `IN` lists make one text per list length, so it is cleared when full.
-const STATEMENT_CACHE_SIZE = 1000;
-
-function cachingStatements(conn: SQLite.Database): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
-  return {
-    close: () => conn.close(),
-    prepare(sqlText: string) {
-      let stmt = cache.get(sqlText);
-      if (!stmt) {
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
-        stmt = conn.prepare(sqlText);
-        cache.set(sqlText, stmt);
-      }
-      return stmt;
     },
   };
 }
@@ -109,6 +97,9 @@ function openPostgres(opts: StoreOptions): Store {
     db,
     dialect: 'postgres',
     location: maskPassword(opts.url) + (opts.schema ? ` (schema ${opts.schema})` : ''),
+    // Instances share no memory, and a NOTIFY would reach them a moment after a revocation commits:
+    // tokens are looked up on every request.
+    tokenEpoch: () => undefined,
     async ping() {
       await sql`select 1`.execute(db);
     },

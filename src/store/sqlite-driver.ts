@@ -1,0 +1,202 @@
+// A Kysely dialect for better-sqlite3 built for a server that answers many requests at once.
+//
+// Kysely's own SQLite driver guards its one connection with a mutex whose release wakes every
+// waiter (each re-checks and all but one go back to sleep): with 64 requests in flight each query
+// costs up to 64 wake-ups, and a waiter can be passed over again and again, which made the p99 of
+// a trivial query reach hundreds of milliseconds (bench/README.md). It also prepares every
+// statement anew, which costs about as much as running a page query.
+//
+// better-sqlite3 runs a statement synchronously, start to finish, on the calling thread: no other
+// query can interleave with it. So a lone query needs no lock at all. Only a transaction holds the
+// connection across awaits; while one is open, queries from outside it wait in a FIFO queue and
+// run, in order, when it ends. Transactions wait for each other the same way.
+import type SQLite from 'better-sqlite3';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+
+// The same SQL text always gets the same prepared statement. Reusing one is safe: a statement runs
+// to completion before anything else can use it. Bounded, since `IN` lists make one text per list
+// length: cleared when full.
+const STATEMENT_CACHE_SIZE = 1000;
+
+/** A prepared statement and, for a reader, how to turn one of its raw rows into an object. */
+interface Prepared {
+  stmt: SQLite.Statement;
+  toObject?: (values: unknown[]) => Record<string, unknown>;
+}
+
+// better-sqlite3 builds each row object in C++, looking every column name up in V8's string table
+// for every row; reading rows as arrays and building the objects with a function made for the
+// statement's columns (one object shape, keys as literals) takes 35-40% less time on a page of
+// rows (bench/README.md). Names come from the statement's own columns, quoted by JSON.stringify;
+// as with better-sqlite3, a repeated name keeps its last value.
+function objectMaker(columns: readonly string[]): (values: unknown[]) => Record<string, unknown> {
+  const fields = columns.map((c, i) => `${JSON.stringify(c)}: v[${i}]`).join(', ');
+  return new Function('v', `return { ${fields} };`) as (values: unknown[]) => Record<string, unknown>;
+}
+
+class Connection implements DatabaseConnection {
+  constructor(readonly driver: FastSqliteDriver) {}
+
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.execute<R>(this, compiled);
+  }
+
+  // Rows are read in one go and handed out in chunks: an open iterator would keep the connection
+  // (and a cached statement) busy across awaits. Nothing in helixd streams from SQLite today.
+  async *streamQuery<R>(compiled: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
+    const { rows } = await this.executeQuery<R>(compiled);
+    for (let i = 0; i < rows.length; i += chunkSize) yield { rows: rows.slice(i, i + chunkSize) };
+  }
+}
+
+export class FastSqliteDriver implements Driver {
+  readonly #db: SQLite.Database;
+  readonly #statements = new Map<string, Prepared>();
+  /** the connection whose transaction is open, if any */
+  #holder: Connection | undefined;
+  /** callers waiting for the open transaction to end, first come first served */
+  #waiting: (() => void)[] = [];
+
+  constructor(db: SQLite.Database) {
+    this.#db = db;
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new Connection(this);
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    while (this.#holder !== undefined) await this.#turn();
+    this.#holder = connection as Connection;
+    try {
+      this.#run(CompiledQuery.raw('begin'));
+    } catch (e) {
+      this.#end();
+      throw e;
+    }
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.#finish(connection, 'commit');
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.#finish(connection, 'rollback');
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await this.execute(connection as Connection, CompiledQuery.raw(`savepoint "${name}"`));
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await this.execute(connection as Connection, CompiledQuery.raw(`rollback to "${name}"`));
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await this.execute(connection as Connection, CompiledQuery.raw(`release "${name}"`));
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    // Kysely ends every transaction before it releases the connection; this covers a caller that
+    // let go of a connection with its transaction open, which would otherwise block everyone.
+    if (this.#holder === connection) {
+      if (this.#db.inTransaction) this.#db.exec('rollback');
+      this.#end();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    this.#statements.clear();
+    this.#db.close();
+  }
+
+  async execute<R>(connection: Connection, compiled: CompiledQuery): Promise<QueryResult<R>> {
+    while (this.#holder !== undefined && this.#holder !== connection) await this.#turn();
+    return this.#run<R>(compiled);
+  }
+
+  #run<R>(compiled: CompiledQuery): QueryResult<R> {
+    const { stmt, toObject } = this.#prepare(compiled.sql);
+    if (toObject !== undefined) {
+      const rows = stmt.all(compiled.parameters) as unknown[];
+      for (let i = 0; i < rows.length; i++) rows[i] = toObject(rows[i] as unknown[]);
+      return { rows: rows as R[] };
+    }
+    const { changes, lastInsertRowid } = stmt.run(compiled.parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  #prepare(sqlText: string): Prepared {
+    let prepared = this.#statements.get(sqlText);
+    if (prepared === undefined) {
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) this.#statements.clear();
+      const stmt = this.#db.prepare(sqlText);
+      prepared = stmt.reader
+        ? { stmt: stmt.raw(true), toObject: objectMaker(stmt.columns().map((c) => c.name)) }
+        : { stmt };
+      this.#statements.set(sqlText, prepared);
+    }
+    return prepared;
+  }
+
+  async #finish(connection: DatabaseConnection, command: 'commit' | 'rollback'): Promise<void> {
+    if (this.#holder !== connection) {
+      // Kysely rolls back after a failed commit, which has already ended the transaction here.
+      if (command === 'rollback') return;
+      throw new Error('commit without an open transaction');
+    }
+    try {
+      this.#run(CompiledQuery.raw(command));
+    } finally {
+      // A failed commit leaves SQLite's transaction open: roll it back so the connection is usable.
+      if (this.#db.inTransaction) this.#db.exec('rollback');
+      this.#end();
+    }
+  }
+
+  #turn(): Promise<void> {
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** The transaction is over: everyone who waited runs, in arrival order (microtasks are FIFO). */
+  #end(): void {
+    this.#holder = undefined;
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const wake of waiting) wake();
+  }
+}
+
+export class FastSqliteDialect implements Dialect {
+  constructor(readonly database: SQLite.Database) {}
+
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+
+  createDriver(): Driver {
+    return new FastSqliteDriver(this.database);
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely's introspector takes any database
+  createIntrospector(db: Kysely<any>) {
+    return new SqliteIntrospector(db);
+  }
+}
