@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { TokenCache } from './auth/token-cache.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
@@ -45,6 +46,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       deps.config.rateLimit,
       deps.clock,
     ),
+    tokens: new TokenCache(deps.store),
   };
   const app = Fastify({
     logger: deps.logger === false ? false : { level: deps.config.logLevel },

@@ -1,3 +1,4 @@
+import type { TokenCache } from './auth/token-cache.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { RateLimiter } from './http/ratelimit.ts';
@@ -15,4 +16,6 @@ export interface AppContext {
   readonly links: Links;
   /** the rate-limit buckets (src/http/ratelimit.ts) */
   readonly rateLimiter: RateLimiter;
+  /** access tokens by hash, revocation-safe (src/auth/token-cache.ts) */
+  readonly tokens: TokenCache;
 }

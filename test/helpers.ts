@@ -16,7 +16,7 @@ import { ManualClock } from '../src/clock.ts';
 import { type Config, loadConfig } from '../src/config.ts';
 import { dayStart } from '../src/seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from '../src/seed/index.ts';
-import { openStore, type Store } from '../src/store/db.ts';
+import { openStore, type Store, type StoreOptions } from '../src/store/db.ts';
 import { migrateOrThrow } from '../src/store/migrate.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -117,6 +117,8 @@ export interface TestAppOptions {
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
+  /** how to open the same store again (another instance of helixd): openStore(storeOptions) */
+  storeOptions: StoreOptions;
   clock: ManualClock;
   config: Config;
   /** the demo data's facts (undefined for an empty store) */
@@ -152,6 +154,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
   return {
     app,
     store: temp.store,
+    storeOptions: { url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) },
     clock,
     config,
     seed,

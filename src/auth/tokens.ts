@@ -62,15 +62,9 @@ export async function mintToken(db: Kysely<Database>, o: MintOptions): Promise<M
   };
 }
 
-/** The live token for a raw access token, or undefined when unknown or expired. */
-export async function findToken(
-  db: Kysely<Database>,
-  raw: string,
-  now: number,
-): Promise<TokenRow | undefined> {
-  const row = await db.selectFrom('tokens').selectAll().where('hash', '=', sha256(raw)).executeTakeFirst();
-  if (!row || row.expires_at <= now) return undefined;
-  return row;
+/** The token row stored under an access token's hash, expired or not (see TokenCache for use). */
+export function tokenByHash(db: Kysely<Database>, hash: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
 }
 
 /**

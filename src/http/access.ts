@@ -1,5 +1,4 @@
 import type { FastifyRequest } from 'fastify';
-import { findToken } from '../auth/tokens.ts';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import type { TokenKind } from '../store/schema.ts';
@@ -32,14 +31,14 @@ export function bearerToken(header: string | undefined, schemes: readonly string
 /** Applies the access rules of spec section 5 in the order production does: token, client, kind, scope. */
 export async function authorize(ctx: AppContext, req: FastifyRequest, rule: AccessRule): Promise<Principal> {
   const raw = bearerToken(req.headers.authorization);
-  const row = await findToken(ctx.store.db, raw, nowSeconds(ctx.clock));
-  if (!row) throw unauthorized('Invalid OAuth token');
+  const live = await ctx.tokens.find(raw, nowSeconds(ctx.clock));
+  if (!live) throw unauthorized('Invalid OAuth token');
+  const { row, scopes } = live;
   const clientHeader = req.headers['client-id'];
   if (clientHeader !== undefined && clientHeader !== row.client_id)
     throw unauthorized('Client ID and OAuth token do not match');
   if (rule.token === 'user' && row.kind !== 'user')
     throw unauthorized('This operation requires a user access token; an app access token was given');
-  const scopes = new Set(row.scopes.split(' ').filter(Boolean));
   if (rule.anyScope?.length && !rule.anyScope.some((s) => scopes.has(s)))
     throw unauthorized(`Missing scope: ${rule.anyScope.join(' or ')}`);
   return { kind: row.kind, clientId: row.client_id, userId: row.user_id, scopes, expiresAt: row.expires_at };

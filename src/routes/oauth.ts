@@ -13,7 +13,7 @@ import {
   renderConsentPage,
 } from '../auth/consent.ts';
 import { isScope, splitScopes } from '../auth/scopes.ts';
-import { findToken, type MintedToken, mintToken, refreshToken, revokeToken, sha256 } from '../auth/tokens.ts';
+import { type MintedToken, mintToken, refreshToken, revokeToken, sha256 } from '../auth/tokens.ts';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { bearerToken } from '../http/access.ts';
@@ -148,8 +148,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
         } catch {
           throw oauthError(401, 'invalid access token');
         }
-        const t = await findToken(db, raw, now());
-        if (!t) throw oauthError(401, 'invalid access token');
+        const live = await ctx.tokens.find(raw, now());
+        if (!live) throw oauthError(401, 'invalid access token');
+        const t = live.row;
         const user = t.user_id === null ? undefined : await findUserById(db, t.user_id);
         return {
           client_id: t.client_id,
@@ -164,7 +165,10 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
         const p = paramsOf(req);
         const client = await clientOf(ctx, p, false);
         const token = required(p, 'token', 'missing oauth token');
-        if (!(await revokeToken(db, token, client.id))) throw oauthError(400, 'Invalid token');
+        const revoked = await revokeToken(db, token, client.id);
+        // Before answering, so the token fails on this process's very next request.
+        ctx.tokens.revoked();
+        if (!revoked) throw oauthError(400, 'Invalid token');
         return reply.code(200).send();
       });
     }

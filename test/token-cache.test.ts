@@ -1,0 +1,122 @@
+// Tokens are kept in memory once looked up (src/auth/token-cache.ts). These rules say that the
+// cache never lets a token work longer than the store says it may: a revocation here or through
+// another instance on the same store, and an expiry, take effect on the very next request.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { buildApp } from '../src/app.ts';
+import { openStore } from '../src/store/db.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from './helpers.ts';
+
+forEachStore('token cache', (kind) => {
+  let t: TestApp;
+  let client: { id: string; secret: string };
+  before(async () => {
+    t = await startTestApp(kind);
+    const units = (await t.get('/units/clients')).json();
+    client = { id: units.data[0].ID, secret: units.data[0].Secret };
+  });
+  after(() => t.close());
+
+  const call = (token: string) => t.get('/helix/games/top?first=1', bearer(token));
+
+  /** A user token and its refresh token, minted through the token service. */
+  async function mint(): Promise<{ access_token: string; refresh_token: string }> {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/auth/authorize',
+      payload: new URLSearchParams({
+        client_id: client.id,
+        client_secret: client.secret,
+        grant_type: 'user_token',
+        user_id: String(t.seed?.demoUserId),
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  }
+
+  const revoke = (app: TestApp['app'], token: string) =>
+    app.inject({ method: 'POST', url: `/oauth2/revoke?client_id=${client.id}&token=${token}` });
+
+  it('a token used and then revoked by its refresh token fails on the next request', async () => {
+    const m = await mint();
+    assert.equal((await call(m.access_token)).statusCode, 200);
+    assert.equal((await call(m.access_token)).statusCode, 200);
+    assert.equal((await revoke(t.app, m.refresh_token)).statusCode, 200);
+    const res = await call(m.access_token);
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json(), { error: 'Unauthorized', status: 401, message: 'Invalid OAuth token' });
+  });
+
+  it('a token used before it expires fails once the clock passes its expiry', async () => {
+    const token = await t.appToken(60);
+    assert.equal((await call(token)).statusCode, 200);
+    t.clock.advance(59_000);
+    assert.equal((await call(token)).statusCode, 200);
+    t.clock.advance(1_000);
+    assert.equal((await call(token)).statusCode, 401);
+  });
+
+  it('a token revoked through another instance on the same store fails here at once', async () => {
+    const other = openStore(t.storeOptions);
+    const second = await buildApp({
+      config: t.config,
+      store: other,
+      clock: t.clock,
+      secret: t.config.secret as string,
+      logger: false,
+    });
+    try {
+      const m = await mint();
+      assert.equal((await call(m.access_token)).statusCode, 200);
+      assert.equal(
+        (
+          await second.inject({
+            method: 'GET',
+            url: '/helix/games/top?first=1',
+            headers: bearer(m.access_token),
+          })
+        ).statusCode,
+        200,
+      );
+      assert.equal((await revoke(second, m.access_token)).statusCode, 200);
+      assert.equal((await call(m.access_token)).statusCode, 401);
+      // and the other way round
+      const n = await mint();
+      assert.equal(
+        (
+          await second.inject({
+            method: 'GET',
+            url: '/helix/games/top?first=1',
+            headers: bearer(n.access_token),
+          })
+        ).statusCode,
+        200,
+      );
+      assert.equal((await call(n.access_token)).statusCode, 200);
+      assert.equal((await revoke(t.app, n.access_token)).statusCode, 200);
+      const res = await second.inject({
+        method: 'GET',
+        url: '/helix/games/top?first=1',
+        headers: bearer(n.access_token),
+      });
+      assert.equal(res.statusCode, 401);
+    } finally {
+      await second.close();
+      await other.close();
+    }
+  });
+
+  it('a token whose row another process deletes fails here at once', async () => {
+    const token = await t.appToken();
+    assert.equal((await call(token)).statusCode, 200);
+    const other = openStore(t.storeOptions);
+    try {
+      await other.db.deleteFrom('tokens').execute();
+    } finally {
+      await other.close();
+    }
+    assert.equal((await call(token)).statusCode, 401);
+  });
+});
