@@ -17,8 +17,8 @@ import {
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipKey, clipsByIds, clipsPage } from '../store/clips.ts';
-import type { ClipRow, UserRow } from '../store/schema.ts';
-import { usersByIds } from '../store/users.ts';
+import type { ClipRow } from '../store/schema.ts';
+import { type UserName, usersByIds } from '../store/users.ts';
 
 export interface Clip {
   id: string;
@@ -41,7 +41,7 @@ export interface Clip {
 }
 
 /** `users` holds the broadcaster and the creator when they exist (names are "" otherwise). */
-export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserRow>, links: Links): Clip {
+export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserName>, links: Links): Clip {
   return {
     id: row.id,
     url: links.clip(row.id),

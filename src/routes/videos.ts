@@ -16,8 +16,8 @@ import {
   stringList,
 } from '../http/params.ts';
 import { hms, type Links } from '../links.ts';
-import { type UserRow, VIDEO_TYPES } from '../store/schema.ts';
-import { usersByIds } from '../store/users.ts';
+import { VIDEO_TYPES } from '../store/schema.ts';
+import { type UserName, usersByIds } from '../store/users.ts';
 import {
   VIDEO_SELECTORS,
   VIDEO_SORTS,
@@ -53,7 +53,7 @@ export interface Video {
 }
 
 /** `users` holds the owner when it exists (login and name are "" otherwise). */
-export function videoRowToVideo(row: VideoRow, users: ReadonlyMap<number, UserRow>, links: Links): Video {
+export function videoRowToVideo(row: VideoRow, users: ReadonlyMap<number, UserName>, links: Links): Video {
   const owner = users.get(row.user_id);
   return {
     id: String(row.id),

@@ -2,12 +2,25 @@ import type { Kysely } from 'kysely';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, UserRow } from './schema.ts';
 
-/** The users behind a page's rows, in one query (never one per row); missing ids are left out. */
-export async function usersByIds(db: Kysely<Database>, ids: Iterable<number>): Promise<Map<number, UserRow>> {
+/** What a listing shows of the users behind its rows. */
+export type UserName = Pick<UserRow, 'id' | 'login' | 'display_name'>;
+
+/**
+ * The names of the users behind a page's rows, in one query (never one per row); missing ids are
+ * left out. Only the name columns are read: a page of 100 clips names up to 200 users.
+ */
+export async function usersByIds(
+  db: Kysely<Database>,
+  ids: Iterable<number>,
+): Promise<Map<number, UserName>> {
   const unique = [...new Set(ids)];
-  const byId = new Map<number, UserRow>();
+  const byId = new Map<number, UserName>();
   if (unique.length === 0) return byId;
-  const rows = await db.selectFrom('users').selectAll().where('id', 'in', unique).execute();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'login', 'display_name'])
+    .where('id', 'in', unique)
+    .execute();
   for (const r of rows) byId.set(r.id, r);
   return byId;
 }
