@@ -3,12 +3,15 @@
 // precomputed body of the size helixd answered with. No token check, no SQL, no serialisation: what
 // is left is Node's HTTP stack, the kernel and the load generator, the part helixd cannot go under.
 //
-// Run as a child: `node --import tsx bench/ceiling.ts <sizes.json>`; it prints `listening <port>`.
-// sizes.json: { "<path?query>": <body bytes>, ... }
+// Run as a child: `node --import tsx bench/ceiling.ts <sizes.json> [work-us]`; it prints
+// `listening <port>`. sizes.json: { "<path?query>": <body bytes>, ... }. With work-us, each answer
+// first spins the CPU for that many microseconds (bench/tail.ts: the tail of a server that costs
+// what helixd costs, and does nothing else).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-const [sizesFile] = process.argv.slice(2);
+const [sizesFile, workArg] = process.argv.slice(2);
+const workNs = BigInt(Math.round(Number(workArg ?? 0) * 1000));
 if (!sizesFile) {
   process.stderr.write('usage: ceiling.ts <sizes.json>\n');
   process.exit(2);
@@ -35,6 +38,10 @@ for (const [path, n] of Object.entries(sizes)) {
 const notFound = Buffer.from('{"error":"Not Found","status":404,"message":"Not Found"}');
 
 const server = createServer((req, res) => {
+  if (workNs > 0n) {
+    const until = process.hrtime.bigint() + workNs;
+    while (process.hrtime.bigint() < until);
+  }
   const body = bodies.get(req.url ?? '');
   res.writeHead(body ? 200 : 404, {
     'content-type': 'application/json; charset=utf-8',
