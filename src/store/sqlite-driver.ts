@@ -1,10 +1,9 @@
 // A Kysely dialect for better-sqlite3 built for a server that answers many requests at once.
 //
 // Kysely's own SQLite driver guards its one connection with a mutex whose release wakes every
-// waiter (each re-checks and all but one go back to sleep): with 64 requests in flight each query
-// costs up to 64 wake-ups, and a waiter can be passed over again and again, which made the p99 of
-// a trivial query reach hundreds of milliseconds (bench/README.md). It also prepares every
-// statement anew, which costs about as much as running a page query.
+// waiter (each re-checks and all but one go back to sleep): with 64 requests in flight a query can
+// cost up to 64 wake-ups, and a waiter can be passed over again and again. It also prepares every
+// statement anew, which costs about as much as running a page query (bench/README.md).
 //
 // better-sqlite3 runs a statement synchronously, start to finish, on the calling thread: no other
 // query can interleave with it. So a lone query needs no lock at all. Only a transaction holds the
