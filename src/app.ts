@@ -19,6 +19,7 @@ import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
 import { videosRoutes } from './routes/videos.ts';
 import type { Store } from './store/db.ts';
+import { UserNames } from './store/users.ts';
 
 export interface AppDeps {
   config: Config;
@@ -47,6 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       deps.clock,
     ),
     tokens: new TokenCache(deps.store),
+    userNames: new UserNames(deps.store),
   };
   const app = Fastify({
     logger: deps.logger === false ? false : { level: deps.config.logLevel },

@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { RateLimiter } from './http/ratelimit.ts';
 import type { Links } from './links.ts';
 import type { Store } from './store/db.ts';
+import type { UserNames } from './store/users.ts';
 
 /** What every request handler may use; built once per app. */
 export interface AppContext {
@@ -18,4 +19,6 @@ export interface AppContext {
   readonly rateLimiter: RateLimiter;
   /** access tokens by hash, revocation-safe (src/auth/token-cache.ts) */
   readonly tokens: TokenCache;
+  /** users' logins and display names by id, change-safe (src/store/users.ts) */
+  readonly userNames: UserNames;
 }

@@ -18,7 +18,7 @@ import {
 import type { Links } from '../links.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipKey, clipsByIds, clipsPage } from '../store/clips.ts';
 import type { ClipRow } from '../store/schema.ts';
-import { type UserName, usersByIds } from '../store/users.ts';
+import type { UserName } from '../store/users.ts';
 
 export interface Clip {
   id: string;
@@ -173,10 +173,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
           if (query[p] !== undefined)
             throw badRequest(`The parameter "${p}" applies only to queries by "broadcaster_id" or "game_id"`);
         const rows = await clipsByIds(db, query.id, filters);
-        const users = await usersByIds(
-          db,
-          rows.flatMap((r) => [r.broadcaster_id, r.creator_id]),
-        );
+        const users = await ctx.userNames.byIds(rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
         return { data: rows.map((r) => clipRowToClip(r, users, ctx.links)), pagination: {} };
       }
 
@@ -190,10 +187,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
         is_featured: filters.isFeatured,
       });
       const page = await clipsPage(db, { selector, value, ...filters }, paging);
-      const users = await usersByIds(
-        db,
-        page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]),
-      );
+      const users = await ctx.userNames.byIds(page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
       return {
         data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),
         pagination: paginationOf(ctx, paging, page, clipKey),

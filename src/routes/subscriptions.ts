@@ -12,15 +12,15 @@ import {
   singleString,
   stringList,
 } from '../http/params.ts';
-import { TIERS } from '../store/schema.ts';
+import { type SubscriptionRow, TIERS } from '../store/schema.ts';
 import {
   type BroadcasterTotals,
   broadcasterTotals,
-  type SubscriptionWithUsers,
   subscriptionKey,
   subscriptionsOfUsers,
   subscriptionsPage,
 } from '../store/subscriptions.ts';
+import type { UserName } from '../store/users.ts';
 
 /** WIRE.md, Subscription. */
 export interface Subscription {
@@ -38,25 +38,29 @@ export interface Subscription {
   user_login: string;
 }
 
+/** `users` holds the subscriber and the gifter when they exist (their names are "" otherwise). */
 export function subscriptionRowToSubscription(
-  row: SubscriptionWithUsers,
+  row: SubscriptionRow,
   broadcaster: Pick<BroadcasterTotals, 'login' | 'display_name'>,
+  users: ReadonlyMap<number, UserName>,
 ): Subscription {
   // The gifter fields are "" when the subscription is not a gift (WIRE.md).
   const gift = row.is_gift === 1 && row.gifter_id !== null;
+  const user = users.get(row.user_id);
+  const gifter = gift ? users.get(row.gifter_id as number) : undefined;
   return {
     broadcaster_id: String(row.broadcaster_id),
     broadcaster_login: broadcaster.login,
     broadcaster_name: broadcaster.display_name,
     gifter_id: gift ? String(row.gifter_id) : '',
-    gifter_login: gift ? (row.gifter_login ?? '') : '',
-    gifter_name: gift ? (row.gifter_name ?? '') : '',
+    gifter_login: gifter?.login ?? '',
+    gifter_name: gifter?.display_name ?? '',
     is_gift: row.is_gift === 1,
     plan_name: row.plan_name,
     tier: row.tier,
     user_id: String(row.user_id),
-    user_name: row.user_name ?? '',
-    user_login: row.user_login ?? '',
+    user_name: user?.display_name ?? '',
+    user_login: user?.login ?? '',
   };
 }
 
@@ -92,6 +96,10 @@ const subscriptionSchema = {
     'user_login',
   ],
 } as const;
+
+/** The users a list of subscriptions names: subscribers and gifters. */
+const namedBy = (rows: readonly SubscriptionRow[]): number[] =>
+  rows.flatMap((r) => (r.gifter_id === null ? [r.user_id] : [r.user_id, r.gifter_id]));
 
 /** Production accepts up to 100 `user_id` values to check given users (WIRE.md). */
 const MAX_USER_IDS = 100;
@@ -144,8 +152,9 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
           if (query[p] !== undefined) throw badRequest(`The parameter "${p}" cannot be used with "user_id"`);
         const ids = query.user_id.map((v) => readNumericId('user_id', v));
         const rows = await subscriptionsOfUsers(db, broadcasterId, [...new Set(ids)]);
+        const users = await ctx.userNames.byIds(namedBy(rows));
         return {
-          data: rows.map((r) => subscriptionRowToSubscription(r, broadcaster)),
+          data: rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
           pagination: {},
           ...counts,
         };
@@ -153,8 +162,9 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
 
       const paging = readPaging(ctx, '/subscriptions', query, { broadcaster_id: broadcasterId });
       const page = await subscriptionsPage(db, broadcasterId, paging);
+      const users = await ctx.userNames.byIds(namedBy(page.rows));
       return {
-        data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster)),
+        data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
         pagination: paginationOf(ctx, paging, page, subscriptionKey),
         ...counts,
       };

@@ -17,7 +17,7 @@ import {
 } from '../http/params.ts';
 import { hms, type Links } from '../links.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
-import { type UserName, usersByIds } from '../store/users.ts';
+import type { UserName } from '../store/users.ts';
 import {
   VIDEO_SELECTORS,
   VIDEO_SORTS,
@@ -188,10 +188,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
           return n;
         });
         const rows = await videosByIds(db, ids);
-        const users = await usersByIds(
-          db,
-          rows.map((r) => r.user_id),
-        );
+        const users = await ctx.userNames.byIds(rows.map((r) => r.user_id));
         return { data: rows.map((r) => videoRowToVideo(r, users, ctx.links)), pagination: {} };
       }
 
@@ -225,10 +222,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         paging,
       );
-      const users = await usersByIds(
-        db,
-        page.rows.map((r) => r.user_id),
-      );
+      const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => videoRowToVideo(r, users, ctx.links)),
         pagination: paginationOf(ctx, paging, page, (r) => videoKey(sort, r)),

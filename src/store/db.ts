@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.ts';
-import { FastSqliteDialect } from './sqlite-driver.ts';
+import { FastSqliteDialect, FastSqliteDriver } from './sqlite-driver.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -13,11 +13,11 @@ export interface Store {
   /** where the data lives, with any password masked; for logs and the start-up banner */
   readonly location: string;
   /**
-   * A number that changes whenever another process may have written to the store, read without
-   * I/O, so that in-process caches know to forget (src/auth/token-cache.ts); undefined where no
-   * such number exists, and nothing may be cached.
+   * A number that moves whenever the store's data may have changed, through this process or
+   * another, read without I/O, so that in-process caches know to forget (src/store/cache.ts);
+   * undefined where no such number exists, and nothing may be cached.
    */
-  tokenEpoch(): number | undefined;
+  changeEpoch(): number | undefined;
   /** resolves when the store answers a trivial query */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -47,14 +47,25 @@ function openSqlite(file: string): Store {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(conn) });
-  // Changes when another connection commits to the file; never for this connection's own writes.
+  const driver = new FastSqliteDriver(conn);
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
+  // data_version moves when another connection commits to the file, never for this connection's
+  // own writes, which the driver counts. The sum of the two counters moves when either does.
   const dataVersion = conn.prepare('pragma data_version').pluck();
+  let seenVersion = dataVersion.get();
+  let otherCommits = 0;
   return {
     db,
     dialect: 'sqlite',
     location: file,
-    tokenEpoch: () => dataVersion.get() as number,
+    changeEpoch() {
+      const v = dataVersion.get();
+      if (v !== seenVersion) {
+        seenVersion = v;
+        otherCommits++;
+      }
+      return otherCommits + driver.writes;
+    },
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -97,9 +108,9 @@ function openPostgres(opts: StoreOptions): Store {
     db,
     dialect: 'postgres',
     location: maskPassword(opts.url) + (opts.schema ? ` (schema ${opts.schema})` : ''),
-    // Instances share no memory, and a NOTIFY would reach them a moment after a revocation commits:
-    // tokens are looked up on every request.
-    tokenEpoch: () => undefined,
+    // Instances share no memory, and a NOTIFY would reach them a moment after a change commits:
+    // nothing is cached, every request reads the store.
+    changeEpoch: () => undefined,
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -66,12 +66,21 @@ export class FastSqliteDriver implements Driver {
   #holder: Connection | undefined;
   /** callers waiting for the open transaction to end, first come first served */
   #waiting: (() => void)[] = [];
+  #writes = 0;
 
   constructor(db: SQLite.Database) {
     this.#db = db;
   }
 
   async init(): Promise<void> {}
+
+  /**
+   * How many statements that may write this driver has run: with `PRAGMA data_version` (which
+   * sees only other connections' commits) it tells caches that the data may have changed.
+   */
+  get writes(): number {
+    return this.#writes;
+  }
 
   async acquireConnection(): Promise<DatabaseConnection> {
     return new Connection(this);
@@ -129,6 +138,8 @@ export class FastSqliteDriver implements Driver {
 
   #run<R>(compiled: CompiledQuery): QueryResult<R> {
     const { stmt, toObject } = this.#prepare(compiled.sql);
+    // Counted before it runs: a cache filled meanwhile is not kept (src/store/cache.ts).
+    if (!stmt.readonly) this.#writes++;
     if (toObject !== undefined) {
       const rows = stmt.all(compiled.parameters) as unknown[];
       for (let i = 0; i < rows.length; i++) rows[i] = toObject(rows[i] as unknown[]);
@@ -180,14 +191,14 @@ export class FastSqliteDriver implements Driver {
 }
 
 export class FastSqliteDialect implements Dialect {
-  constructor(readonly database: SQLite.Database) {}
+  constructor(readonly driver: FastSqliteDriver) {}
 
   createAdapter() {
     return new SqliteAdapter();
   }
 
   createDriver(): Driver {
-    return new FastSqliteDriver(this.database);
+    return this.driver;
   }
 
   createQueryCompiler(): QueryCompiler {

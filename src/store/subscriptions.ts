@@ -10,38 +10,22 @@ export const TIER_POINTS: Readonly<Record<Tier, number>> = { '1000': 1, '2000': 
  * The order of /subscriptions: most recent first, ties by subscriber id, higher first. With the
  * broadcaster fixed it is the index subscriptions_broadcaster_time read backward.
  */
-export const SUBSCRIPTIONS_ORDER = ['subscriptions.created_at', 'subscriptions.user_id'] as const;
+export const SUBSCRIPTIONS_ORDER = ['created_at', 'user_id'] as const;
 export const subscriptionKey = (s: Pick<SubscriptionRow, 'created_at' | 'user_id'>): Key => [
   s.created_at,
   s.user_id,
 ];
 
-/** A subscription with the names of its subscriber and gifter (null: no gift, or gifter unknown). */
-export interface SubscriptionWithUsers extends SubscriptionRow {
-  user_login: string | null;
-  user_name: string | null;
-  gifter_login: string | null;
-  gifter_name: string | null;
-}
-
-function withUsers(db: Kysely<Database>, broadcasterId: number) {
-  return db
-    .selectFrom('subscriptions')
-    .leftJoin('users as u', 'u.id', 'subscriptions.user_id')
-    .leftJoin('users as g', 'g.id', 'subscriptions.gifter_id')
-    .selectAll('subscriptions')
-    .select(['u.login as user_login', 'u.display_name as user_name'])
-    .select(['g.login as gifter_login', 'g.display_name as gifter_name'])
-    .where('subscriptions.broadcaster_id', '=', broadcasterId);
-}
+const ofBroadcaster = (db: Kysely<Database>, broadcasterId: number) =>
+  db.selectFrom('subscriptions').selectAll().where('broadcaster_id', '=', broadcasterId);
 
 /** One page of a broadcaster's subscriptions in SUBSCRIPTIONS_ORDER. */
 export function subscriptionsPage(
   db: Kysely<Database>,
   broadcasterId: number,
   page: PageQuery,
-): Promise<Page<SubscriptionWithUsers>> {
-  return keysetPage(withUsers(db, broadcasterId), SUBSCRIPTIONS_ORDER, 'desc', page);
+): Promise<Page<SubscriptionRow>> {
+  return keysetPage(ofBroadcaster(db, broadcasterId), SUBSCRIPTIONS_ORDER, 'desc', page);
 }
 
 /**
@@ -53,9 +37,9 @@ export async function subscriptionsOfUsers(
   db: Kysely<Database>,
   broadcasterId: number,
   userIds: readonly number[],
-): Promise<SubscriptionWithUsers[]> {
+): Promise<SubscriptionRow[]> {
   if (userIds.length === 0) return [];
-  const rows = await withUsers(db, broadcasterId).where('subscriptions.user_id', 'in', userIds).execute();
+  const rows = await ofBroadcaster(db, broadcasterId).where('user_id', 'in', userIds).execute();
   return rows.sort((a, b) => b.created_at - a.created_at || b.user_id - a.user_id);
 }
 

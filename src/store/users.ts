@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import { StoreCache } from './cache.ts';
+import type { Store } from './db.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, UserRow } from './schema.ts';
 
@@ -46,4 +48,38 @@ export async function countUsers(db: Kysely<Database>): Promise<number> {
     .executeTakeFirstOrThrow();
   // PostgreSQL's count is an int8, which its driver may hand back as text.
   return Number(row.n);
+}
+
+/**
+ * The names of users, kept in memory (src/store/cache.ts): a page of 20 clips names up to 40
+ * users, which SQLite finds one B-tree descent at a time, and names change rarely. A change to the
+ * store, through this process or another, empties the copy before the next read.
+ */
+export class UserNames {
+  readonly #store: Store;
+  readonly #cache: StoreCache<number, UserName>;
+
+  constructor(store: Store) {
+    this.#store = store;
+    this.#cache = new StoreCache(store, 200_000);
+  }
+
+  /** Like usersByIds: the users among `ids` that exist, by id. */
+  async byIds(ids: Iterable<number>): Promise<Map<number, UserName>> {
+    const epoch = this.#cache.begin();
+    const byId = new Map<number, UserName>();
+    const missing: number[] = [];
+    for (const id of ids) {
+      if (byId.has(id)) continue;
+      const kept = this.#cache.get(id);
+      if (kept === undefined) missing.push(id);
+      else byId.set(id, kept);
+    }
+    if (missing.length > 0) {
+      const read = await usersByIds(this.#store.db, missing);
+      for (const [id, user] of read) byId.set(id, user);
+      this.#cache.keep(epoch, read);
+    }
+    return byId;
+  }
 }

@@ -1,13 +1,13 @@
-// Tokens are kept in memory once looked up (src/auth/token-cache.ts). These rules say that the
-// cache never lets a token work longer than the store says it may: a revocation here or through
-// another instance on the same store, and an expiry, take effect on the very next request.
+// Tokens and user names are kept in memory once read (src/store/cache.ts). These rules say that
+// the copies never outlive the store's data: a revocation or a rename, here or through another
+// instance or connection on the same store, and an expiry, take effect on the very next request.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { buildApp } from '../src/app.ts';
 import { openStore } from '../src/store/db.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from './helpers.ts';
 
-forEachStore('token cache', (kind) => {
+forEachStore('in-memory copies of the store', (kind) => {
   let t: TestApp;
   let client: { id: string; secret: string };
   before(async () => {
@@ -118,5 +118,43 @@ forEachStore('token cache', (kind) => {
       await other.close();
     }
     assert.equal((await call(token)).statusCode, 401);
+  });
+
+  /**
+   * The names /clips shows for the demo broadcaster's first clip. The token is minted beforehand:
+   * minting is a write of this process, which would itself empty the copies.
+   */
+  async function clipNames(token: string): Promise<{ broadcaster_name: string; creator_name: string }> {
+    const res = await t.get(`/helix/clips?broadcaster_id=${t.seed?.demoUserId}&first=1`, bearer(token));
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().data[0];
+  }
+
+  const rename = (db: TestApp['store']['db'], name: string) =>
+    db
+      .updateTable('users')
+      .set({ display_name: name })
+      .where('id', '=', t.seed?.demoUserId as number)
+      .execute();
+
+  it('a user renamed through another connection shows the new name on the next request', async () => {
+    const token = await t.appToken();
+    const before = await clipNames(token);
+    assert.notEqual(before.broadcaster_name, 'RenamedElsewhere');
+    assert.equal((await clipNames(token)).broadcaster_name, before.broadcaster_name);
+    const other = openStore(t.storeOptions);
+    try {
+      await rename(other.db, 'RenamedElsewhere');
+    } finally {
+      await other.close();
+    }
+    assert.equal((await clipNames(token)).broadcaster_name, 'RenamedElsewhere');
+  });
+
+  it("a user renamed through this process's own connection shows the new name on the next request", async () => {
+    const token = await t.appToken();
+    await clipNames(token);
+    await rename(t.store.db, 'RenamedHere');
+    assert.equal((await clipNames(token)).broadcaster_name, 'RenamedHere');
   });
 });
