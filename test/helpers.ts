@@ -109,6 +109,8 @@ export interface TestAppOptions {
   users?: number;
   /** skip seeding: an empty store */
   empty?: boolean;
+  /** seed with the generator in a worker thread (2) or in this one (1); default: as helixd chooses */
+  seedThreads?: 1 | 2;
   now?: number;
   /** config overrides, as flags */
   config?: Record<string, string | number | boolean>;
@@ -140,7 +142,11 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     {},
   );
   if (!o.empty) {
-    await seedStore(temp.store, { seed: o.seed ?? 1, users: o.users ?? 200, anchor: dayStart(clock.now()) });
+    await seedStore(
+      temp.store,
+      { seed: o.seed ?? 1, users: o.users ?? 200, anchor: dayStart(clock.now()) },
+      o.seedThreads ? { threads: o.seedThreads } : {},
+    );
   }
   const seed = await readSeedInfo(temp.store);
   const app = await buildApp({

@@ -2,7 +2,8 @@ import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { Dialect, Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import { getSetting, setSetting } from '../store/settings.ts';
-import { generate, type SeedOptions, type SeedSummary } from './generate.ts';
+import type { SeedOptions, SeedSummary } from './generate.ts';
+import { type EncodedChunk, generateChunks } from './worker.ts';
 
 /** Tables that hold platform data, in the order they are emptied by --force. */
 export const DATA_TABLES = [
@@ -46,6 +47,8 @@ export async function readSeedInfo(store: Store): Promise<SeedInfo | undefined> 
 export interface SeedRun {
   force?: boolean;
   onProgress?: (table: keyof Database, rows: number) => void;
+  /** 2: rows are generated in a worker thread while this one writes (src/seed/worker.ts); default 2 from 10,000 users */
+  threads?: 1 | 2;
 }
 
 /**
@@ -65,10 +68,10 @@ export async function seedStore(store: Store, o: SeedOptions, run: SeedRun = {})
     if (run.force) for (const t of DATA_TABLES) await trx.deleteFrom(t).execute();
     const deferred = await dropSecondaryIndexes(trx, store.dialect);
     const insert = inserter(trx, store.dialect);
-    const summary = await generate(o, async (table, rows) => {
-      if (rows.length === 0) return;
-      await insert(table, rows as unknown as Record<string, unknown>[]);
-      run.onProgress?.(table, rows.length);
+    const threads = run.threads ?? (o.users >= 10_000 ? 2 : 1);
+    const summary = await generateChunks(o, threads, async (chunk) => {
+      await insert(chunk);
+      run.onProgress?.(chunk.table, chunk.rows);
     });
     for (const ddl of deferred) await trx.executeQuery(CompiledQuery.raw(ddl));
     const info: SeedInfo = {
@@ -115,11 +118,9 @@ function inserter(trx: Transaction<Database>, dialect: Dialect) {
     }
     return text;
   };
-  return async (table: keyof Database, rows: Record<string, unknown>[]): Promise<void> => {
-    const columns = Object.keys(rows[0] as object);
-    const text = await textFor(table, columns);
-    const tuples = rows.map((row) => columns.map((c) => row[c]));
-    await trx.executeQuery(CompiledQuery.raw(text, [JSON.stringify(tuples)]));
+  return async (chunk: EncodedChunk): Promise<void> => {
+    const text = await textFor(chunk.table, chunk.columns);
+    await trx.executeQuery(CompiledQuery.raw(text, [chunk.json]));
   };
 }
 
