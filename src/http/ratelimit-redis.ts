@@ -1,7 +1,8 @@
 // Rate-limit buckets in Redis, shared by every instance that names the same Redis (--redis-url):
 // the same token bucket as MemoryRateLimitStore, computed inside Redis by one Lua script so that a
 // take is atomic across instances.
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { HelixError } from './errors.ts';
 import { type BucketTake, bucketTake, type RateLimitStore } from './ratelimit.ts';
 
@@ -43,7 +44,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     // While Redis is away a request waits for at most one reconnect attempt, then fails (503)
     // rather than queueing behind reconnects; ioredis keeps reconnecting in the background and
     // requests succeed again as soon as Redis is back.
-    this.redis = new Redis(url, {
+    // Loaded here rather than at start: most servers run without Redis (ioredis is CommonJS).
+    const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    this.redis = new RedisClient(url, {
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
       retryStrategy: (times) => Math.min(times * 100, 2000),

@@ -1,7 +1,9 @@
 // The one place that picks the SQL dialect. Everything else speaks Kysely to `Store.db`.
+
+import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { FastSqliteDialect, FastSqliteDriver } from './sqlite-driver.ts';
 
@@ -75,6 +77,10 @@ function openSqlite(file: string): Store {
   };
 }
 
+// pg is loaded when a PostgreSQL store is opened, not at start: an SQLite server never needs it, and
+// loading it is a tenth of helixd's start-up (bench/README.md). pg is a CommonJS package.
+const requirePg = (): typeof pg => createRequire(import.meta.url)('pg');
+
 // int8 (bigint) columns hold ids and Unix seconds, all far below 2^53: read them as numbers, so that
 // both stores return the same JS values. Scoped to this pool, not set globally on the driver.
 const INT8_OID = 20;
@@ -82,7 +88,7 @@ const pgTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8_OID && format !== 'binary') return (v: string) => Number(v);
     // biome-ignore lint/suspicious/noExplicitAny: pg's overloads do not accept a union format
-    return pg.types.getTypeParser(oid, format as any);
+    return requirePg().types.getTypeParser(oid, format as any);
   },
 };
 
@@ -94,7 +100,7 @@ const pgTypes = {
 const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1'];
 
 function openPostgres(opts: StoreOptions): Store {
-  const pool = new pg.Pool({
+  const pool = new (requirePg().Pool)({
     connectionString: opts.url,
     max: opts.poolSize ?? 10,
     types: pgTypes,
