@@ -79,7 +79,12 @@ function openSqlite(file: string): Store {
 
 // pg is loaded when a PostgreSQL store is opened, not at start: an SQLite server never needs it, and
 // loading it is a tenth of helixd's start-up (bench/README.md). pg is a CommonJS package.
-const requirePg = (): typeof pg => createRequire(import.meta.url)('pg');
+// The type parser below asks for it for every field of every result: required once, then kept.
+let pgModule: typeof pg | undefined;
+const requirePg = (): typeof pg => {
+  pgModule ??= createRequire(import.meta.url)('pg') as typeof pg;
+  return pgModule;
+};
 
 // int8 (bigint) columns hold ids and Unix seconds, all far below 2^53: read them as numbers, so that
 // both stores return the same JS values. Scoped to this pool, not set globally on the driver.
