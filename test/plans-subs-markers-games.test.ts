@@ -135,17 +135,22 @@ forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (
   ];
 
   for (const where of ['first page', 'after', 'before']) {
-    it(`subscriptions page, ${where}: a range of subscriptions_broadcaster_time, no sort`, async () => {
-      const all = await subscriptionsPage(t.store.db, demo, { first: 1e6 });
-      assert.ok(all.rows.length > 1000);
-      const key = subscriptionKey(all.rows[Math.floor(all.rows.length / 2)] as never);
-      const page = pages(key).find(([w]) => w === where)?.[1] as PageQuery;
-      const [q] = await captured((db) => subscriptionsPage(db, demo, page));
-      const lines = await plan(q as CompiledQuery);
-      assertIndexed(lines, 'subscriptions', 'subscriptions_broadcaster_time', {
-        keyed: where !== 'first page',
+    for (const names of [false, true])
+      it(`subscriptions page, ${where}${names ? ', names joined' : ''}: a range of subscriptions_broadcaster_time${names ? ', users by primary key' : ''}, no sort`, async () => {
+        const all = await subscriptionsPage(t.store.db, demo, { first: 1e6 });
+        assert.ok(all.rows.length > 1000);
+        const key = subscriptionKey(all.rows[Math.floor(all.rows.length / 2)] as never);
+        const page = pages(key).find(([w]) => w === where)?.[1] as PageQuery;
+        const [q] = await captured((db) => subscriptionsPage(db, demo, page, names));
+        const lines = await plan(q as CompiledQuery);
+        assertIndexed(lines, 'subscriptions', 'subscriptions_broadcaster_time', {
+          keyed: where !== 'first page',
+        });
+        if (names) {
+          assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
+          assertIndexed(lines, 'users', 'users_pkey', { alias: 'g' });
+        }
       });
-    });
 
     it(`markers page, ${where}: a range of markers_video_creator_time, no sort`, async () => {
       const all = await markersPage(t.store.db, video, demo, { first: 1e6 });
@@ -184,12 +189,14 @@ forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (
     assertIndexed(await plan(q as CompiledQuery), 'users', 'users_pkey');
   });
 
-  it('subscriptions of given users: primary-key probes, no sort', async () => {
-    const some = (await subscriptionsPage(t.store.db, demo, { first: 100 })).rows.map((r) => r.user_id);
-    const [q] = await captured((db) => subscriptionsOfUsers(db, demo, some));
-    const lines = await plan(q as CompiledQuery);
-    assertIndexed(lines, 'subscriptions', 'subscriptions_pk');
-  });
+  for (const names of [false, true])
+    it(`subscriptions of given users${names ? ', names joined' : ''}: primary-key probes, no sort`, async () => {
+      const some = (await subscriptionsPage(t.store.db, demo, { first: 100 })).rows.map((r) => r.user_id);
+      const [q] = await captured((db) => subscriptionsOfUsers(db, demo, some, names));
+      const lines = await plan(q as CompiledQuery);
+      assertIndexed(lines, 'subscriptions', 'subscriptions_pk');
+      if (names) assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
+    });
 
   it("markers lookups: the video by primary key, the user's most recent video from videos_user_time, the editor probe from markers_video_creator_time", async () => {
     let [q] = await captured((db) => videoById(db, video));

@@ -12,10 +12,11 @@ import {
   singleString,
   stringList,
 } from '../http/params.ts';
-import { type SubscriptionRow, TIERS } from '../store/schema.ts';
+import { TIERS } from '../store/schema.ts';
 import {
   type BroadcasterTotals,
   broadcasterTotals,
+  type ListedSubscription,
   subscriptionKey,
   subscriptionsOfUsers,
   subscriptionsPage,
@@ -40,7 +41,7 @@ export interface Subscription {
 
 /** `users` holds the subscriber and the gifter when they exist (their names are "" otherwise). */
 export function subscriptionRowToSubscription(
-  row: SubscriptionRow,
+  row: ListedSubscription,
   broadcaster: Pick<BroadcasterTotals, 'login' | 'display_name'>,
   users: ReadonlyMap<number, UserName>,
 ): Subscription {
@@ -97,9 +98,28 @@ const subscriptionSchema = {
   ],
 } as const;
 
-/** The users a list of subscriptions names: subscribers and gifters. */
-const namedBy = (rows: readonly SubscriptionRow[]): number[] =>
-  rows.flatMap((r) => (r.gifter_id === null ? [r.user_id] : [r.user_id, r.gifter_id]));
+/**
+ * The names of the subscribers and gifters of `rows`: from the rows when the query joined them in,
+ * else from the in-memory copy (see ofBroadcaster in src/store/subscriptions.ts).
+ */
+async function namesOf(
+  ctx: AppContext,
+  rows: readonly ListedSubscription[],
+  joined: boolean,
+): Promise<ReadonlyMap<number, UserName>> {
+  if (!joined)
+    return ctx.userNames.byIds(
+      rows.flatMap((r) => (r.gifter_id === null ? [r.user_id] : [r.user_id, r.gifter_id])),
+    );
+  const names = new Map<number, UserName>();
+  for (const r of rows) {
+    if (r.user_login != null && r.user_name != null)
+      names.set(r.user_id, { id: r.user_id, login: r.user_login, display_name: r.user_name });
+    if (r.gifter_id !== null && r.gifter_login != null && r.gifter_name != null)
+      names.set(r.gifter_id, { id: r.gifter_id, login: r.gifter_login, display_name: r.gifter_name });
+  }
+  return names;
+}
 
 /** Production accepts up to 100 `user_id` values to check given users (WIRE.md). */
 const MAX_USER_IDS = 100;
@@ -145,14 +165,16 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
       const db = ctx.store.db;
       const broadcaster = await broadcasterTotals(db, broadcasterId);
       const counts = { total: broadcaster.total, points: broadcaster.points };
+      // Names come from a join where the store keeps no copy of them in memory.
+      const joined = !ctx.userNames.inMemory;
 
       if (query.user_id !== undefined) {
         // A check of given users is one answer: no cursor goes with it, so none is accepted.
         for (const p of ['after', 'before'] as const)
           if (query[p] !== undefined) throw badRequest(`The parameter "${p}" cannot be used with "user_id"`);
         const ids = query.user_id.map((v) => readNumericId('user_id', v));
-        const rows = await subscriptionsOfUsers(db, broadcasterId, [...new Set(ids)]);
-        const users = await ctx.userNames.byIds(namedBy(rows));
+        const rows = await subscriptionsOfUsers(db, broadcasterId, [...new Set(ids)], joined);
+        const users = await namesOf(ctx, rows, joined);
         return {
           data: rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
           pagination: {},
@@ -161,8 +183,8 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
       }
 
       const paging = readPaging(ctx, '/subscriptions', query, { broadcaster_id: broadcasterId });
-      const page = await subscriptionsPage(db, broadcasterId, paging);
-      const users = await ctx.userNames.byIds(namedBy(page.rows));
+      const page = await subscriptionsPage(db, broadcasterId, paging, joined);
+      const users = await namesOf(ctx, page.rows, joined);
       return {
         data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
         pagination: paginationOf(ctx, paging, page, subscriptionKey),

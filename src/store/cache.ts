@@ -17,6 +17,11 @@ export class StoreCache<K, V> {
     this.#max = max;
   }
 
+  /** Whether this store allows copies at all (a property of its kind, so it never changes). */
+  get enabled(): boolean {
+    return this.#store.changeEpoch() !== undefined;
+  }
+
   /**
    * Starts a use: empties the cache if the store changed since the last use, and returns the epoch
    * to hand back to `set`; undefined when nothing may be cached.

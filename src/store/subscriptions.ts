@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
@@ -10,22 +10,54 @@ export const TIER_POINTS: Readonly<Record<Tier, number>> = { '1000': 1, '2000': 
  * The order of /subscriptions: most recent first, ties by subscriber id, higher first. With the
  * broadcaster fixed it is the index subscriptions_broadcaster_time read backward.
  */
-export const SUBSCRIPTIONS_ORDER = ['created_at', 'user_id'] as const;
+export const SUBSCRIPTIONS_ORDER = ['subscriptions.created_at', 'subscriptions.user_id'] as const;
 export const subscriptionKey = (s: Pick<SubscriptionRow, 'created_at' | 'user_id'>): Key => [
   s.created_at,
   s.user_id,
 ];
 
-const ofBroadcaster = (db: Kysely<Database>, broadcasterId: number) =>
-  db.selectFrom('subscriptions').selectAll().where('broadcaster_id', '=', broadcasterId);
+/** A subscription; with `names`, also its subscriber's and gifter's (null: no such user). */
+export type ListedSubscription = SubscriptionRow & {
+  user_login?: string | null;
+  user_name?: string | null;
+  gifter_login?: string | null;
+  gifter_name?: string | null;
+};
 
-/** One page of a broadcaster's subscriptions in SUBSCRIPTIONS_ORDER. */
+/**
+ * The broadcaster's subscriptions. With `names` the subscriber's and gifter's names are joined in:
+ * where no in-memory copy of user names exists (PostgreSQL, src/store/users.ts) that is one round
+ * trip instead of two; where one exists (SQLite) the rows come alone and the names from the copy.
+ */
+function ofBroadcaster(
+  db: Kysely<Database>,
+  broadcasterId: number,
+  names: boolean,
+): SelectQueryBuilder<Database, 'subscriptions', ListedSubscription> {
+  const rows = db
+    .selectFrom('subscriptions')
+    .selectAll('subscriptions')
+    .where('subscriptions.broadcaster_id', '=', broadcasterId);
+  if (!names) return rows;
+  return rows
+    .leftJoin('users as u', 'u.id', 'subscriptions.user_id')
+    .leftJoin('users as g', 'g.id', 'subscriptions.gifter_id')
+    .select(['u.login as user_login', 'u.display_name as user_name'])
+    .select(['g.login as gifter_login', 'g.display_name as gifter_name']) as unknown as SelectQueryBuilder<
+    Database,
+    'subscriptions',
+    ListedSubscription
+  >;
+}
+
+/** One page of a broadcaster's subscriptions in SUBSCRIPTIONS_ORDER (`names`: see ofBroadcaster). */
 export function subscriptionsPage(
   db: Kysely<Database>,
   broadcasterId: number,
   page: PageQuery,
-): Promise<Page<SubscriptionRow>> {
-  return keysetPage(ofBroadcaster(db, broadcasterId), SUBSCRIPTIONS_ORDER, 'desc', page);
+  names = false,
+): Promise<Page<ListedSubscription>> {
+  return keysetPage(ofBroadcaster(db, broadcasterId, names), SUBSCRIPTIONS_ORDER, 'desc', page);
 }
 
 /**
@@ -37,9 +69,12 @@ export async function subscriptionsOfUsers(
   db: Kysely<Database>,
   broadcasterId: number,
   userIds: readonly number[],
-): Promise<SubscriptionRow[]> {
+  names = false,
+): Promise<ListedSubscription[]> {
   if (userIds.length === 0) return [];
-  const rows = await ofBroadcaster(db, broadcasterId).where('user_id', 'in', userIds).execute();
+  const rows = await ofBroadcaster(db, broadcasterId, names)
+    .where('subscriptions.user_id', 'in', userIds)
+    .execute();
   return rows.sort((a, b) => b.created_at - a.created_at || b.user_id - a.user_id);
 }
 

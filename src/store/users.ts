@@ -64,6 +64,11 @@ export class UserNames {
     this.#cache = new StoreCache(store, 200_000);
   }
 
+  /** Whether names are kept in memory on this store (SQLite); if not, every byIds is a query. */
+  get inMemory(): boolean {
+    return this.#cache.enabled;
+  }
+
   /** Like usersByIds: the users among `ids` that exist, by id. */
   async byIds(ids: Iterable<number>): Promise<Map<number, UserName>> {
     const epoch = this.#cache.begin();
