@@ -3,7 +3,7 @@
 // of seeding; SQLite's inserts and index builds are the rest (bench/README.md). The rows and their
 // order are exactly those of `generate` run in one thread.
 //
-// Main thread: `generateInWorker(options, onChunk)`. The worker sends { kind: 'chunk', table,
+// Main thread: `generateChunks(options, threads, onChunk)`. The worker sends { kind: 'chunk', table,
 // columns, json, rows } and waits for an ack once WINDOW chunks are unacknowledged, so at most that
 // many chunks are held in memory; it ends with { kind: 'done', summary }.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -31,8 +31,8 @@ export function encodeChunk(table: keyof Database, rows: readonly object[]): Enc
 
 /**
  * Generates the rows of `options` as encoded chunks; `onChunk` writes each, in order, one at a
- * time. With 2 threads the generator runs in a worker (worth its ~0.2 s start from about 10,000
- * users on); with 1, here.
+ * time. With 2 threads the generator runs in a worker (20,000 users: 21 s -> 15.5 s here); with 1,
+ * in this thread, which small stores use (src/seed/index.ts: below 10,000 users).
  */
 export function generateChunks(
   options: SeedOptions,

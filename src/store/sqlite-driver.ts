@@ -44,6 +44,8 @@ function objectMaker(columns: readonly string[]): (values: unknown[]) => Record<
   return new Function('v', `return { ${fields} };`) as (values: unknown[]) => Record<string, unknown>;
 }
 
+const quoteName = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
 class Connection implements DatabaseConnection {
   constructor(readonly driver: FastSqliteDriver) {}
 
@@ -106,15 +108,15 @@ export class FastSqliteDriver implements Driver {
   }
 
   async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    await this.execute(connection as Connection, CompiledQuery.raw(`savepoint "${name}"`));
+    await this.execute(connection as Connection, CompiledQuery.raw(`savepoint ${quoteName(name)}`));
   }
 
   async rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    await this.execute(connection as Connection, CompiledQuery.raw(`rollback to "${name}"`));
+    await this.execute(connection as Connection, CompiledQuery.raw(`rollback to ${quoteName(name)}`));
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    await this.execute(connection as Connection, CompiledQuery.raw(`release "${name}"`));
+    await this.execute(connection as Connection, CompiledQuery.raw(`release ${quoteName(name)}`));
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
