@@ -9,17 +9,19 @@ export class StoreCache<K, V> {
   readonly #store: Store;
   readonly #max: number;
   readonly #entries = new Map<K, V>();
+  readonly #enabled: boolean;
   #epoch: number | undefined;
 
   /** `max`: the most entries kept; a full cache is emptied (a miss costs one indexed query). */
   constructor(store: Store, max: number) {
     this.#store = store;
     this.#max = max;
+    this.#enabled = store.changeEpoch() !== undefined;
   }
 
   /** Whether this store allows copies at all (a property of its kind, so it never changes). */
   get enabled(): boolean {
-    return this.#store.changeEpoch() !== undefined;
+    return this.#enabled;
   }
 
   /**
