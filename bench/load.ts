@@ -1,10 +1,11 @@
 // The load generator: closed-loop, fixed concurrency, fixed time, rotating through a list of
 // requests. wrk (C, its own threads) when installed, so that the generator costs the machine as
 // little as possible; autocannon (Node) otherwise.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** One request of a mix: a path with its query string and the bearer token to send. */
 export interface BenchRequest {
@@ -191,4 +192,37 @@ async function runAutocannon(o: LoadOptions): Promise<LoadResult> {
     p99: result.latency.p99,
     errors: result.non2xx + result.errors + result.timeouts,
   };
+}
+
+export interface Ceiling {
+  /** http://127.0.0.1:port */
+  base: string;
+  child: ChildProcess;
+}
+
+/**
+ * Starts the ceiling server (bench/ceiling.ts) in its own process, answering the paths of
+ * `sizesFile`, each after `workUs` microseconds of busy CPU (bench/tail.ts); resolves once it listens.
+ */
+export async function startCeiling(sizesFile: string, workUs = 0): Promise<Ceiling> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  // From the project's root, where `--import tsx` resolves.
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(here, 'ceiling.ts'), sizesFile, String(workUs)],
+    {
+      cwd: dirname(here),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const port = await new Promise<number>((res, rej) => {
+    let out = '';
+    child.stdout?.on('data', (d) => {
+      out += d;
+      const m = /listening (\d+)/.exec(out);
+      if (m) res(Number(m[1]));
+    });
+    child.on('exit', (c) => rej(new Error(`the ceiling server exited (${c})`)));
+  });
+  return { base: `http://127.0.0.1:${port}`, child };
 }

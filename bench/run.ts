@@ -19,7 +19,7 @@ import { mintToken } from '../src/auth/tokens.ts';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
-import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
+import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -513,20 +513,9 @@ async function main(): Promise<void> {
     // 6. the ceiling, in its own process like helixd
     const sizesFile = join(scratch, 'sizes.json');
     await writeFile(sizesFile, JSON.stringify(sizes));
-    ceiling = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'ceiling.ts'), sizesFile], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const ceilingPort = await new Promise<number>((res, rej) => {
-      let out = '';
-      ceiling?.stdout?.on('data', (d) => {
-        out += d;
-        const m = /listening (\d+)/.exec(out);
-        if (m) res(Number(m[1]));
-      });
-      ceiling?.on('exit', (c) => rej(new Error(`the ceiling server exited (${c})`)));
-    });
-    const ceilingBase = `http://127.0.0.1:${ceilingPort}`;
+    const started = await startCeiling(sizesFile);
+    ceiling = started.child;
+    const ceilingBase = started.base;
 
     // 7. the load: per query kind, helixd (after a warm-up) and then the ceiling, interleaved
     say();

@@ -8,15 +8,12 @@
 //   npm run bench:tail                      W = 0 25 50 100 200 400
 //   npm run bench:tail -- --work 0,150      chosen values of W
 //   other flags: --connections N --seconds N --generator wrk|autocannon
-import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chooseGenerator, runLoad } from './load.ts';
+import { chooseGenerator, runLoad, startCeiling } from './load.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
   options: {
     work: { type: 'string', default: '0,25,50,100,200,400' },
@@ -40,23 +37,10 @@ process.stdout.write(
 );
 process.stdout.write('  W us    req/s   p50 ms   p99 ms  p99/p50\n');
 for (const w of works) {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'bench', 'ceiling.ts'), sizesFile, String(w)],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const ceiling = await startCeiling(sizesFile, w);
   try {
-    const port = await new Promise<number>((res, rej) => {
-      child.stdout.on('data', (d: Buffer) => {
-        const m = /listening (\d+)/.exec(d.toString());
-        if (m) res(Number(m[1]));
-      });
-      child.on('exit', (c) => rej(new Error(`the server exited (${c})`)));
-    });
     const o = {
-      base: `http://127.0.0.1:${port}`,
+      base: ceiling.base,
       requests: [{ path: '/t', token: 'x' }],
       connections,
       scratch,
@@ -67,6 +51,6 @@ for (const w of works) {
       `${String(w).padStart(6)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${(r.p99 / r.p50).toFixed(1).padStart(8)}\n`,
     );
   } finally {
-    child.kill('SIGTERM');
+    ceiling.child.kill('SIGTERM');
   }
 }
