@@ -14,7 +14,7 @@ forEachStore('transactions', (kind) => {
   });
   after(() => temp.drop());
 
-  const valueOf = async (key: string) =>
+  const settingValue = async (key: string) =>
     (await temp.store.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())
       ?.value;
 
@@ -31,12 +31,12 @@ forEachStore('transactions', (kind) => {
       committed = true;
     });
     await written;
-    const seen = await valueOf('in-trx');
+    const seen = await settingValue('in-trx');
     // SQLite waits for the commit and then sees the row; PostgreSQL answers at once, without it.
     if (committed) assert.equal(seen, 'v');
     else assert.equal(seen, undefined);
     await trx;
-    assert.equal(await valueOf('in-trx'), 'v');
+    assert.equal(await settingValue('in-trx'), 'v');
   });
 
   it('a transaction that fails leaves nothing behind, and the store goes on answering', async () => {
@@ -47,9 +47,9 @@ forEachStore('transactions', (kind) => {
       }),
       /boom/,
     );
-    assert.equal(await valueOf('rolled-back'), undefined);
+    assert.equal(await settingValue('rolled-back'), undefined);
     await temp.store.db.insertInto('settings').values({ key: 'after', value: 'ok' }).execute();
-    assert.equal(await valueOf('after'), 'ok');
+    assert.equal(await settingValue('after'), 'ok');
   });
 
   it('transactions started together each commit whole, one after the other', async () => {
@@ -67,8 +67,8 @@ forEachStore('transactions', (kind) => {
       });
     await Promise.all([run(1), run(2), run(3)]);
     for (const n of [1, 2, 3]) {
-      assert.equal(await valueOf(`both-${n}-a`), 'a');
-      assert.equal(await valueOf(`both-${n}-b`), 'b');
+      assert.equal(await settingValue(`both-${n}-a`), 'a');
+      assert.equal(await settingValue(`both-${n}-b`), 'b');
     }
   });
 });
