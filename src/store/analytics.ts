@@ -5,7 +5,7 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Key } from '../http/cursor.ts';
 import type { ReportKind } from '../reports/signing.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from './schema.ts';
 
 const TABLES = {
@@ -148,5 +148,5 @@ export async function reportDays<K extends ReportKind>(
     .where(t.fk, '=', kind === 'games' ? Number(id) : id)
     .where('day', '<=', range.to);
   q = range.after === undefined ? q.where('day', '>=', range.from) : q.where('day', '>', range.after);
-  return q.orderBy('day', 'asc').limit(limit).execute() as Promise<ReportDayRow<K>[]>;
+  return q.orderBy('day', 'asc').limit(rowLimit(limit)).execute() as Promise<ReportDayRow<K>[]>;
 }

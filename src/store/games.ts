@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, GameRow } from './schema.ts';
@@ -8,8 +8,11 @@ export const TOP_GAMES_ORDER = ['viewer_count', 'id'] as const;
 export const topGameKey = (g: Pick<GameRow, 'viewer_count' | 'id'>): Key => [g.viewer_count, g.id];
 
 // `stream_count > 0` is the predicate of the partial index games_top_live (migration 004b): the
-// query must say it in these words for the stores to use that index.
-const liveGames = (db: Kysely<Database>) => db.selectFrom('games').selectAll().where('stream_count', '>', 0);
+// query must say it in these words for the stores to use that index. The 0 is written into the SQL,
+// not bound: SQLite would check a bound value against the index's predicate, and a statement whose
+// plan read a bound value is prepared again every time that value is bound.
+const liveGames = (db: Kysely<Database>) =>
+  db.selectFrom('games').selectAll().where('stream_count', '>', sql.lit(0));
 
 /** Games with at least one live stream, by their streams' summed viewers (index games_top_live). */
 export function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Key } from '../http/cursor.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, MarkerRow } from './schema.ts';
 
 /**
@@ -44,7 +44,7 @@ export function mostRecentVideo(db: Kysely<Database>, userId: number): Promise<M
     .where('videos.user_id', '=', userId)
     .orderBy('videos.created_at', 'desc')
     .orderBy('videos.id', 'desc')
-    .limit(1)
+    .limit(rowLimit(1))
     .executeTakeFirst();
 }
 
@@ -59,7 +59,7 @@ export async function hasMarkedVideo(
     .select('id')
     .where('video_id', '=', videoId)
     .where('creator_id', '=', creatorId)
-    .limit(1)
+    .limit(rowLimit(1))
     .executeTakeFirst();
   return row !== undefined;
 }
