@@ -239,6 +239,8 @@ function table(rows: Row[]): string {
     'req/s',
     'p50 ms',
     'p99 ms',
+    'max ms',
+    'wrk p99',
     'err',
     'ceiling req/s',
     'ceil p50',
@@ -253,6 +255,8 @@ function table(rows: Row[]): string {
     fmt(r.helixd.rps, 0),
     fmt(r.helixd.p50, 2),
     fmt(r.helixd.p99, 2),
+    r.helixd.max === undefined ? '' : fmt(r.helixd.max, 1),
+    r.helixd.corrected === undefined ? '' : fmt(r.helixd.corrected.p99, 2),
     String(r.helixd.errors),
     fmt(r.ceiling.rps, 0),
     fmt(r.ceiling.p50, 2),
@@ -609,6 +613,10 @@ async function main(): Promise<void> {
 
     say();
     say(table(rows));
+    if (generator === 'wrk')
+      say(
+        "p50/p99/max: the latencies the requests had; wrk p99: wrk's own figure, after its coordinated-omission correction (bench/README.md)",
+      );
     say();
     if (dvf.length) {
       say('deep pages against first pages (p50):');
