@@ -2,8 +2,10 @@
 // The ceiling server (bench/ceiling.ts) answers one path with a 3,000-byte body after spinning the
 // CPU for W microseconds per request, for W from 0 (the ceiling) up to what a helixd request costs;
 // for each, 64 connections for 5 s with the bench's load generator. A Node server that spends W us
-// per request and nothing else shows here the p99 that no code inside it can beat on this machine
-// (bench/README.md, "The 64-connection tail").
+// per request and nothing else shows here the latencies that no code inside it can beat on this
+// machine (bench/README.md, "The 64-connection tail"). `max` is the slowest request, in practice
+// the first one on a connection opened while the server is busy; `wrk p99` is wrk's own figure,
+// after its coordinated-omission correction (bench/load.ts).
 //
 //   npm run bench:tail                      W = 0 25 50 100 200 400
 //   npm run bench:tail -- --work 0,150      chosen values of W
@@ -35,7 +37,7 @@ await writeFile(sizesFile, JSON.stringify({ '/t': 3000 }));
 process.stdout.write(
   `tail of a node:http server spending W us per request - ${cpus().length} CPUs, node ${process.version}, ${generator}, ${connections} connections, ${seconds} s each\n`,
 );
-process.stdout.write('  W us    req/s   p50 ms   p99 ms  p99/p50\n');
+process.stdout.write('  W us    req/s   p50 ms   p99 ms  p99/p50   max ms  wrk p99\n');
 for (const w of works) {
   const ceiling = await startCeiling(sizesFile, w);
   try {
@@ -48,7 +50,7 @@ for (const w of works) {
     await runLoad(generator, { ...o, seconds: 1 });
     const r = await runLoad(generator, { ...o, seconds });
     process.stdout.write(
-      `${String(w).padStart(6)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${(r.p99 / r.p50).toFixed(1).padStart(8)}\n`,
+      `${String(w).padStart(6)} ${r.rps.toFixed(0).padStart(8)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(8)} ${(r.p99 / r.p50).toFixed(1).padStart(8)} ${(r.max === undefined ? '' : r.max.toFixed(1)).padStart(8)} ${(r.corrected === undefined ? '' : r.corrected.p99.toFixed(2)).padStart(8)}\n`,
     );
   } finally {
     ceiling.child.kill('SIGTERM');

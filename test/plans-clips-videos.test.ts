@@ -102,6 +102,21 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
     }
   }
 
+  it('page queries write their LIMIT into the SQL text, never as a bound parameter', async () => {
+    // SQLite's planner reads a bound LIMIT, and a statement whose plan read a bound value is
+    // prepared again each time that value is bound, which better-sqlite3 does on every run
+    // (src/store/page.ts, rowLimit).
+    const clips = { selector: 'game_id' as const, value: sel.game_id };
+    const key = await middleKey(await clipsPageQuery(t.store.db, clips, { first: 1e6 }).execute(), clipKey);
+    const videos = { selector: 'user_id' as const, value: sel.user_id, sort: 'views' as const };
+    for (const q of [
+      clipsPageQuery(t.store.db, clips, { first: 20 }).compile(),
+      clipsPageQuery(t.store.db, clips, { first: 7, after: key }).compile(),
+      videosPageQuery(t.store.db, videos, { first: 100 }).compile(),
+    ])
+      assert.match(q.sql, /limit (21|8|101)$/, q.sql);
+  });
+
   const videoFilters: [string, Partial<VideoQuery>][] = [
     ['no filter', {}],
     ['type', { type: 'archive' }],

@@ -176,6 +176,20 @@ forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (
     });
   }
 
+  it('page queries write their LIMIT, and top games its live-games predicate, into the SQL text', async () => {
+    // Values SQLite's planner reads (a LIMIT; the value a partial index's WHERE is checked
+    // against) make a prepared statement be prepared again each time they are bound, which
+    // better-sqlite3 does on every run (src/store/page.ts, rowLimit; src/store/games.ts).
+    const queries = [
+      ...(await captured((db) => subscriptionsPage(db, demo, { first: 20 }))),
+      ...(await captured((db) => markersPage(db, video, demo, { first: 20 }))),
+      ...(await captured((db) => topGames(db, { first: 20 }))),
+    ];
+    assert.equal(queries.length, 3);
+    for (const q of queries) assert.match(q.sql, /limit 21$/, q.sql);
+    assert.match(queries[2]?.sql ?? '', /"stream_count" > 0 /);
+  });
+
   it('subscriptions total and points: primary-key lookups of users and subscription_totals', async () => {
     const [q] = await captured((db) => broadcasterTotals(db, demo));
     const lines = await plan(q as CompiledQuery);
