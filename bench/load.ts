@@ -88,12 +88,13 @@ function request()
   return reqs[(i % n) + 1]
 end
 
--- wrk "corrects" its latency histogram for coordinated omission before done() sees it (stats_correct
--- in wrk's src/stats.c): with E = duration / (requests per connection), every sample of L >= 2E
--- adds one synthetic sample at each of L-E, L-2E, ... while above E. That models an open-loop
--- client at a fixed rate; this load is a closed loop, and a few slow requests (the first one of
--- each connection, bench/README.md) became a p99 of hundreds of ms that no request had (a packet
--- capture of the same run agrees with the undone figures, not with wrk's). The correction is undone exactly: above E, corrected[m] = raw[m] + raw[m+E] + raw[m+2E] + ..., so
+-- wrk "corrects" its latency histogram for coordinated omission before done() sees it
+-- (stats_correct in wrk's src/stats.c): with E = duration / (requests per connection), every
+-- sample of L >= 2E adds one synthetic sample at each of L-E, L-2E, ... while above E. That models
+-- an open-loop client at a fixed rate; this load is a closed loop, and a few slow requests (the
+-- first one of each connection, bench/README.md) became a p99 of hundreds of ms that no request
+-- had: a packet capture of the same runs agrees with the undone figures, not with wrk's. The
+-- correction is undone exactly: above E, corrected[m] = raw[m] + raw[m+E] + raw[m+2E] + ..., so
 -- raw[m] = corrected[m] - corrected[m+E]. Both forms are reported.
 function raw_latency(summary, latency)
   -- latency(i): the i-th non-empty bucket of the histogram, lowest first, as its value (us) and
