@@ -17,7 +17,9 @@ forEachStore('in-memory copies of the store', (kind) => {
   });
   after(() => t.close());
 
-  const call = (token: string) => t.get('/helix/games/top?first=1', bearer(token));
+  /** An authorized request to `app` (this test's app unless another instance is given). */
+  const call = (token: string, app: TestApp['app'] = t.app) =>
+    app.inject({ method: 'GET', url: '/helix/games/top?first=1', headers: bearer(token) });
 
   /** A user token and its refresh token, minted through the token service. */
   async function mint(): Promise<{ access_token: string; refresh_token: string }> {
@@ -70,38 +72,15 @@ forEachStore('in-memory copies of the store', (kind) => {
     try {
       const m = await mint();
       assert.equal((await call(m.access_token)).statusCode, 200);
-      assert.equal(
-        (
-          await second.inject({
-            method: 'GET',
-            url: '/helix/games/top?first=1',
-            headers: bearer(m.access_token),
-          })
-        ).statusCode,
-        200,
-      );
+      assert.equal((await call(m.access_token, second)).statusCode, 200);
       assert.equal((await revoke(second, m.access_token)).statusCode, 200);
       assert.equal((await call(m.access_token)).statusCode, 401);
       // and the other way round
       const n = await mint();
-      assert.equal(
-        (
-          await second.inject({
-            method: 'GET',
-            url: '/helix/games/top?first=1',
-            headers: bearer(n.access_token),
-          })
-        ).statusCode,
-        200,
-      );
+      assert.equal((await call(n.access_token, second)).statusCode, 200);
       assert.equal((await call(n.access_token)).statusCode, 200);
       assert.equal((await revoke(t.app, n.access_token)).statusCode, 200);
-      const res = await second.inject({
-        method: 'GET',
-        url: '/helix/games/top?first=1',
-        headers: bearer(n.access_token),
-      });
-      assert.equal(res.statusCode, 401);
+      assert.equal((await call(n.access_token, second)).statusCode, 401);
     } finally {
       await second.close();
       await other.close();
@@ -156,5 +135,53 @@ forEachStore('in-memory copies of the store', (kind) => {
     await clipNames(token);
     await rename(t.store.db, 'RenamedHere');
     assert.equal((await clipNames(token)).broadcaster_name, 'RenamedHere');
+  });
+  it('a user who does not exist yet is named as soon as another connection creates them', async () => {
+    // Nothing ties a clip's broadcaster to a user row; the name is "" until the user exists. The
+    // copy keeps "no such user" too, and must forget it like any other entry.
+    const ghost = 990_000_001;
+    await t.store.db
+      .insertInto('clips')
+      .values({
+        id: 'GhostBroadcasterClip',
+        broadcaster_id: ghost,
+        creator_id: ghost,
+        video_id: null,
+        game_id: 1,
+        language: 'en',
+        title: 'A clip of nobody yet',
+        view_count: 1,
+        created_at: 1_700_000_000,
+        duration_ds: 300,
+        vod_offset: null,
+        is_featured: 0,
+      })
+      .execute();
+    const token = await t.appToken();
+    const names = async () => {
+      const res = await t.get(`/helix/clips?broadcaster_id=${ghost}`, bearer(token));
+      assert.equal(res.statusCode, 200, res.body);
+      const [clip] = res.json().data;
+      return [clip.broadcaster_name, clip.creator_name];
+    };
+    assert.deepEqual(await names(), ['', '']);
+    assert.deepEqual(await names(), ['', '']);
+    const other = openStore(t.storeOptions);
+    try {
+      await other.db
+        .insertInto('users')
+        .values({
+          id: ghost,
+          login: 'arrivedlater',
+          display_name: 'ArrivedLater',
+          broadcaster_type: '',
+          description: '',
+          created_at: 1_700_000_000,
+        })
+        .execute();
+    } finally {
+      await other.close();
+    }
+    assert.deepEqual(await names(), ['ArrivedLater', 'ArrivedLater']);
   });
 });

@@ -57,7 +57,8 @@ export async function countUsers(db: Kysely<Database>): Promise<number> {
  */
 export class UserNames {
   readonly #store: Store;
-  readonly #cache: StoreCache<number, UserName>;
+  /** null: no user has this id (as of the store's current epoch) */
+  readonly #cache: StoreCache<number, UserName | null>;
 
   constructor(store: Store) {
     this.#store = store;
@@ -73,17 +74,21 @@ export class UserNames {
   async byIds(ids: Iterable<number>): Promise<Map<number, UserName>> {
     const epoch = this.#cache.begin();
     const byId = new Map<number, UserName>();
-    const missing: number[] = [];
+    const missing = new Set<number>();
     for (const id of ids) {
-      if (byId.has(id)) continue;
       const kept = this.#cache.get(id);
-      if (kept === undefined) missing.push(id);
-      else byId.set(id, kept);
+      if (kept === undefined) missing.add(id);
+      else if (kept !== null) byId.set(id, kept);
     }
-    if (missing.length > 0) {
+    if (missing.size > 0) {
       const read = await usersByIds(this.#store.db, missing);
       for (const [id, user] of read) byId.set(id, user);
-      this.#cache.keep(epoch, read);
+      // An id with no user is kept too, as null: nothing ties a clip's creator or a video's owner
+      // to a user row, and a page naming one would otherwise look it up on every request.
+      this.#cache.keep(
+        epoch,
+        [...missing].map((id) => [id, read.get(id) ?? null] as const),
+      );
     }
     return byId;
   }
