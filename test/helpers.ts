@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
@@ -208,4 +209,48 @@ export function assertGolden(kind: StoreKind, file: string, body: string): void 
   if (process.env.UPDATE_GOLDEN === '1' && kind === 'sqlite')
     writeFileSync(path, `${JSON.stringify(JSON.parse(body), null, 2)}\n`);
   assert.equal(body, JSON.stringify(JSON.parse(readFileSync(path, 'utf8'))), `golden ${file}`);
+}
+
+export interface RawResponse {
+  status: number;
+  /** header names in lower case; a repeated header's values joined with ", " */
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Sends `bytes` exactly as given (request line, headers, body) to a listening server over one TCP
+ * connection, half-closes it, and parses the one response. For replaying, byte for byte, what a
+ * client library puts on the wire, including shapes that `inject` or `fetch` would normalise (an
+ * empty body with a content type, headers in the library's order and case).
+ */
+export function rawRequest(port: number, bytes: string | Buffer): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const chunks: Buffer[] = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      if (split < 0) return reject(new Error(`no complete response: ${JSON.stringify(text)}`));
+      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        const name = line.slice(0, colon).trim().toLowerCase();
+        const value = line.slice(colon + 1).trim();
+        headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
+    });
+    socket.end(bytes);
+  });
+}
+
+/** The port a listening Fastify app serves on. */
+export function portOf(app: FastifyInstance): number {
+  const addr = app.server.address();
+  if (typeof addr !== 'object' || addr === null) throw new Error('the app is not listening');
+  return addr.port;
 }
