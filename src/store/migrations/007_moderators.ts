@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
 
 // Who moderates which channel. GET /channels/followers lists a channel's followers to the
-// broadcaster and to the channel's moderators only, so every such request probes one
-// (broadcaster, user) pair: the primary key. The primary key also serves a channel's moderator list
-// (by broadcaster, in user id order), and `moderators_user_channel` the reverse, the channels a
-// user moderates, which is how production's moderator operations read the table.
+// broadcaster and to the channel's moderators only, so such a request probes one (broadcaster,
+// user) pair: the primary key. The primary key also serves a channel's moderator list (by
+// broadcaster, in user id order). An operation listing the channels a user moderates would need an
+// index led by user_id; none does yet, and an unused index would only slow every write.
 // `created_at` (Unix seconds) is when the user became a moderator.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -13,11 +13,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('user_id', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('moderators_pk', ['broadcaster_id', 'user_id'])
-    .execute();
-  await db.schema
-    .createIndex('moderators_user_channel')
-    .on('moderators')
-    .columns(['user_id', 'broadcaster_id'])
     .execute();
 }
 
