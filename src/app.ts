@@ -8,6 +8,7 @@ import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/r
 import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
 import { Links } from './links.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
 import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
@@ -76,6 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   videosRoutes(app, ctx);
   subscriptionsRoutes(app, ctx);
   markersRoutes(app, ctx);
+  channelsRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
   decommissionedRoutes(app, ctx);

@@ -6,7 +6,7 @@
 // records each query, which is then compiled by the store's own dialect.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { CompiledQuery, type KyselyPlugin, type RootOperationNode, sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { topGameKey, topGames } from '../src/store/games.ts';
 import {
   hasMarkedVideo,
@@ -25,6 +25,7 @@ import {
 } from '../src/store/subscriptions.ts';
 import { usersByIds } from '../src/store/users.ts';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { queryPlans } from './plans.ts';
 
 forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (kind: StoreKind) => {
   let t: TestApp;
@@ -57,76 +58,7 @@ forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (
   });
   after(() => t.close());
 
-  /** The SQL a store function runs, compiled by the store's dialect. */
-  async function captured(run: (db: TestApp['store']['db']) => Promise<unknown>): Promise<CompiledQuery[]> {
-    const nodes: {
-      node: RootOperationNode;
-      queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'];
-    }[] = [];
-    const recorder: KyselyPlugin = {
-      transformQuery(args) {
-        nodes.push({ node: args.node, queryId: args.queryId });
-        return args.node;
-      },
-      async transformResult(args) {
-        return args.result;
-      },
-    };
-    const db = t.store.db.withPlugin(recorder);
-    await run(db);
-    return nodes.map(({ node, queryId }) => t.store.db.getExecutor().compileQuery(node, queryId));
-  }
-
-  /** The plan's lines: SQLite's `detail` column, PostgreSQL's `QUERY PLAN` text. */
-  async function plan(q: CompiledQuery): Promise<string[]> {
-    const prefix = kind === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const r = await t.store.db.executeQuery<Record<string, string>>(
-      CompiledQuery.raw(prefix + q.sql, [...q.parameters]),
-    );
-    return r.rows.map((row) => (kind === 'sqlite' ? (row.detail as string) : (row['QUERY PLAN'] as string)));
-  }
-
-  /**
-   * `index` serves `table` (named `alias` in the query) as a search: a range or a probe; no table is
-   * read whole; no sort unless allowed. An ordered walk of the index from one end without a range
-   * (a first page without an equality prefix) stops after `first` + 1 rows: allowed with `walk`.
-   */
-  function assertIndexed(
-    lines: string[],
-    table: string,
-    index: string,
-    o: { alias?: string; sort?: boolean; walk?: boolean; keyed?: boolean } = {},
-  ): void {
-    const text = lines.join('\n');
-    const name = o.alias ?? table;
-    if (kind === 'sqlite') {
-      const sqliteIndex =
-        index.endsWith('_pkey') || index.endsWith('_pk') ? `sqlite_autoindex_${table}_1` : index;
-      const search = new RegExp(`^SEARCH ${name} USING (COVERING )?INDEX ${sqliteIndex} \\(`);
-      const walk = new RegExp(`^SCAN ${name} USING (COVERING )?INDEX ${sqliteIndex}$`);
-      const walks = (l: string) => o.walk === true && walk.test(l);
-      assert.ok(
-        lines.some((l) => search.test(l) || walks(l)),
-        `expected ${index}:\n${text}`,
-      );
-      assert.ok(!lines.some((l) => l.startsWith('SCAN') && !walks(l)), `full scan:\n${text}`);
-      // A page after a cursor starts the index range at the cursor's key (a row-value bound in the
-      // search), rather than filtering everything the equalities select: the same cost at any depth.
-      if (o.keyed)
-        assert.ok(
-          lines.some((l) => search.test(l) && /\)[<>]\(/.test(l)),
-          `the cursor's key does not bound the range:\n${text}`,
-        );
-      if (!o.sort) assert.ok(!/TEMP B-TREE/.test(text), `sort:\n${text}`);
-    } else {
-      const on = o.alias ? `${table} ${o.alias}` : table;
-      assert.match(text, new RegExp(`Index (Only )?Scan (Backward )?using ${index} on ${on}\\b`), text);
-      assert.doesNotMatch(text, /Seq Scan/, `full scan:\n${text}`);
-      if (!o.sort) assert.doesNotMatch(text, /Sort|Bitmap/, `sort or unordered scan:\n${text}`);
-      if (o.keyed)
-        assert.match(text, /Index Cond: .*ROW\(/, `the cursor's key does not bound the range:\n${text}`);
-    }
-  }
+  const { captured, plan, assertIndexed } = queryPlans(kind, () => t);
 
   const pages = (key: PageQuery['after']): [string, PageQuery][] => [
     ['first page', { first: 20 }],

@@ -19,3 +19,14 @@ export function readNumericId(name: string, value: string): number {
     throw badRequest(`The parameter "${name}" was malformed: the value must be a numeric ID`);
   return n;
 }
+
+/** A required numeric-id parameter: missing or empty is a 400 "Missing required parameter". */
+export function readRequiredId(name: string, value: string | undefined): number {
+  if (value === undefined || value === '') throw badRequest(`Missing required parameter "${name}"`);
+  return readNumericId(name, value);
+}
+
+/** An optional numeric-id parameter: an empty value counts as not given. */
+export function readOptionalId(name: string, value: string | undefined): number | undefined {
+  return value === undefined || value === '' ? undefined : readNumericId(name, value);
+}

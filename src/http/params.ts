@@ -41,6 +41,15 @@ export interface Paging {
   scope: string;
 }
 
+/**
+ * For operations that page forward only (production documents only `after` for them): a `before`
+ * is a 400 rather than ignored, since ignoring a backward cursor would restart the walk at page 1.
+ */
+export function refuseBefore(q: PagingQuery): void {
+  if (q.before !== undefined)
+    throw badRequest('The parameter "before" is not supported by this operation; page forward with "after"');
+}
+
 export function readPaging(
   ctx: AppContext,
   operation: string,

@@ -14,6 +14,7 @@ import {
   paginationOf,
   paginationSchema,
   readPaging,
+  refuseBefore,
   singleString,
   stringList,
 } from '../http/params.ts';
@@ -143,12 +144,6 @@ const followSchema = {
 interface FollowsQuery extends PagingQuery {
   from_id?: string;
   to_id?: string;
-}
-
-/** The spec lists only `after` for both legacy operations: a backward cursor is refused, not ignored. */
-function refuseBefore(q: PagingQuery): void {
-  if (q.before !== undefined)
-    throw badRequest('The parameter "before" is not supported by this operation; page forward with "after"');
 }
 
 /** A user id parameter: digits; '' counts as not given. `null`: digits no stored id can equal. */

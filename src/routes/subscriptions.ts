@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { badRequest, unauthorized } from '../http/errors.ts';
-import { readNumericId } from '../http/ids.ts';
+import { readNumericId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
   type PagingQuery,
@@ -154,9 +154,7 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
       },
     },
     async handler(ctx, { query, principal }) {
-      if (query.broadcaster_id === undefined || query.broadcaster_id === '')
-        throw badRequest('Missing required parameter "broadcaster_id"');
-      const broadcasterId = readNumericId('broadcaster_id', query.broadcaster_id);
+      const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
       // Spec 4.1: broadcaster_id must equal the user the token belongs to.
       if (broadcasterId !== principal.userId)
         throw unauthorized(

@@ -362,6 +362,40 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
   }
   await tally('follows', follows);
 
+  // ---- moderators: 1 to 4 per partner channel, 8 for the demo broadcaster, who also moderates 3
+  // other channels, so that both sides of the moderator rule of GET /channels/followers are in the
+  // demo data. Drawn from their own stream: the other tables do not change.
+  const rmod = new Random(o.seed, 'moderators');
+  const moderators: Database['moderators'][] = [];
+  const modSeen = new Set<number>();
+  const moderate = (bi: number, want: number, pickUser: () => number) => {
+    for (let got = 0, tries = 0; got < want && tries < want * 10; tries++) {
+      const ui = pickUser();
+      if (ui === bi || modSeen.has(bi * size.users + ui)) continue;
+      modSeen.add(bi * size.users + ui);
+      got++;
+      const b = users[bi] as Database['users'];
+      const u = users[ui] as Database['users'];
+      const since = Math.max(b.created_at, u.created_at);
+      moderators.push({
+        broadcaster_id: b.id,
+        user_id: u.id,
+        created_at: since + rmod.int(0, end - since - 1),
+      });
+    }
+  };
+  const partners = Math.max(1, Math.ceil(size.users * 0.02));
+  for (let bi = 0; bi < partners && bi < size.users; bi++)
+    moderate(bi, bi === 0 ? 8 : rmod.int(1, 4), () => rmod.int(0, size.users - 1));
+  const modded = Math.min(size.users - 1, 20);
+  for (let k = 0, tries = 0; k < 3 && modded > 0 && tries < 30; tries++) {
+    const bi = rmod.int(1, modded);
+    if (modSeen.has(bi * size.users)) continue;
+    moderate(bi, 1, () => 0);
+    k++;
+  }
+  await tally('moderators', moderators);
+
   // ---- stream tags -----------------------------------------------------------------------------
   const rt = new Random(o.seed, 'tags');
   const tags: Database['tags'][] = [];

@@ -11,6 +11,7 @@ export const DATA_TABLES = [
   'game_days',
   'extensions',
   'tags',
+  'moderators',
   'follows',
   'subscriptions',
   'markers',

@@ -11,6 +11,15 @@ export interface FollowListRow extends FollowRow {
   to_name: string;
 }
 
+/**
+ * A follow with the login and display name of the one user a one-sided list shows: the follower
+ * (GET /channels/followers) or the followed channel (GET /channels/followed).
+ */
+export interface NamedFollowRow extends FollowRow {
+  login: string;
+  display_name: string;
+}
+
 /** Who /users/follows asks about: the follower, the followed user, or both (at least one). */
 export type FollowSelector = { from: number; to?: number } | { from?: number; to: number };
 
@@ -63,4 +72,49 @@ export async function countFollows(db: Kysely<Database>, sel: FollowSelector): P
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * The follows of `sel` with the names of the user on side `show` (`from`: the follower, `to`: the
+ * followed channel). Inner join, the rule of `followsPage`: a follow whose shown user is missing
+ * from the users table is not listed but is still counted by `countFollows`.
+ */
+function withNamesOf(db: Kysely<Database>, sel: FollowSelector, show: 'from' | 'to') {
+  return whereSelector(db, sel)
+    .innerJoin('users as u', 'u.id', show === 'from' ? 'follows.from_id' : 'follows.to_id')
+    .select(['follows.from_id', 'follows.to_id', 'follows.followed_at', 'u.login', 'u.display_name']);
+}
+
+/**
+ * One page of a channel's followers, in the order of `followsPage` for `{ to }` (most recent first,
+ * ties by follower id, higher first): a range of the index follows_to_time read backward.
+ */
+export function followersPage(
+  db: Kysely<Database>,
+  broadcasterId: number,
+  page: PageQuery,
+): Promise<Page<NamedFollowRow>> {
+  return keysetPage(withNamesOf(db, { to: broadcasterId }, 'from'), BY_TO_ORDER, 'desc', page);
+}
+
+/**
+ * One page of the channels a user follows, in the order of `followsPage` for `{ from }` (most
+ * recent first, ties by channel id, higher first): a range of the index follows_from_time.
+ */
+export function followedPage(
+  db: Kysely<Database>,
+  userId: number,
+  page: PageQuery,
+): Promise<Page<NamedFollowRow>> {
+  return keysetPage(withNamesOf(db, { from: userId }, 'to'), BY_FROM_ORDER, 'desc', page);
+}
+
+/** Whether `from` follows `to`, with the names of the user on side `show`: one primary-key probe. */
+export function followOfPair(
+  db: Kysely<Database>,
+  from: number,
+  to: number,
+  show: 'from' | 'to',
+): Promise<NamedFollowRow | undefined> {
+  return withNamesOf(db, { from, to }, show).executeTakeFirst();
 }

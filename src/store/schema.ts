@@ -161,6 +161,13 @@ export interface FollowsTable {
   followed_at: number;
 }
 
+/** `user_id` moderates the channel of `broadcaster_id` since `created_at` (migration 007). */
+export interface ModeratorsTable {
+  broadcaster_id: number;
+  user_id: number;
+  created_at: number;
+}
+
 export interface TagsTable {
   id: string;
   is_auto: number;
@@ -220,6 +227,7 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   subscription_totals: SubscriptionTotalsTable;
   follows: FollowsTable;
+  moderators: ModeratorsTable;
   tags: TagsTable;
   extensions: ExtensionsTable;
   game_days: GameDaysTable;
@@ -236,6 +244,7 @@ export type VideoRow = Selectable<VideosTable>;
 export type MarkerRow = Selectable<MarkersTable>;
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type FollowRow = Selectable<FollowsTable>;
+export type ModeratorRow = Selectable<ModeratorsTable>;
 export type TagRow = Selectable<TagsTable>;
 export type ExtensionRow = Selectable<ExtensionsTable>;
 export type GameDayRow = Selectable<GameDaysTable>;
