@@ -68,6 +68,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: handleClientError,
   });
   app.addHook('onClose', () => ctx.rateLimiter.close());
+  // A client may send its request and then close its side of the connection (`printf ... | nc -N`,
+  // a replay that half-closes): it must still get the answer. Node's HTTP server aborts the request
+  // on that half-close unless told otherwise, so an answer that takes a query to the store was lost.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
