@@ -1,8 +1,10 @@
+import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
@@ -58,12 +60,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Bodies are only small token-service forms.
     bodyLimit: 64 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
-    // Errors raised before a route runs (bad URL encoding; malformed HTTP) get the Helix body too.
-    frameworkErrors: handleError,
+    // Errors raised before a route runs (bad URL encoding; malformed HTTP) get the Helix body too,
+    // and (no hook runs for them) the CORS headers every other answer gets from the plugin.
+    frameworkErrors: (err, req, reply) => {
+      reply.headers(CORS_ANSWER_HEADERS);
+      handleError(err, req, reply);
+    },
     clientErrorHandler: handleClientError,
   });
   app.addHook('onClose', () => ctx.rateLimiter.close());
+  // A client may send its request and then close its side of the connection (`printf ... | nc -N`,
+  // a replay that half-closes): it must still get the answer. Node's HTTP server aborts the request
+  // on that half-close unless told otherwise, so an answer that takes a query to the store was lost.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
 
+  // First, so that its hook runs before any other: a preflight is answered before a route sees it.
+  await app.register(cors, CORS_OPTIONS);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler((_req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));

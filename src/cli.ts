@@ -134,14 +134,14 @@ export function buildCli(): Command {
 
   program
     .command('token')
-    .description('print a working access token from the store')
+    .description("print a working access token (and a user token's refresh token) from the store")
     .addOption(dbOption())
     .option('--user <login-or-id>', 'mint a user token for this user')
     .option('--app', 'mint an app token')
     .option('--scope <scopes>', 'space-separated scopes of a user token', '')
     .option('--client <id>', 'the client the token belongs to (default: the demo client)')
     .option('--expires <duration>', 'lifetime, e.g. 30m, 4h, 60d (default: the configured token lifetime)')
-    .option('--json', 'print the token reply as JSON')
+    .option('--json', 'print the token reply as JSON, with client_id (and user_id, login for a user token)')
     .action(async (opts) => {
       const config = configFrom({ db: opts.db });
       if (Boolean(opts.user) === Boolean(opts.app))
@@ -186,12 +186,17 @@ export function buildCli(): Command {
           ttl,
           now: nowSeconds(clockFor(config)),
         });
-        if (opts.json) {
-          const { refresh_token: _r, ...reply } = token;
+        // A user token comes with its refresh token, so that a client given both can keep going
+        // past the access token's lifetime (POST /oauth2/token grant_type=refresh_token).
+        if (opts.json)
           process.stdout.write(
-            `${JSON.stringify({ ...reply, client_id: client.id, ...(login ? { login, user_id: String(userId) } : {}) })}\n`,
+            `${JSON.stringify({ ...token, client_id: client.id, ...(login ? { user_id: String(userId), login } : {}) })}\n`,
           );
-        } else process.stdout.write(`${token.access_token}\n`);
+        else if (token.refresh_token)
+          process.stdout.write(
+            `access_token   ${token.access_token}\nrefresh_token  ${token.refresh_token}\n`,
+          );
+        else process.stdout.write(`${token.access_token}\n`);
       });
     });
 

@@ -1,7 +1,7 @@
-// The token service (WIRE.md, "Token service"; docs/auth.md): /oauth2/token, /oauth2/authorize,
-// /oauth2/validate, /oauth2/revoke, their mock-server aliases under /auth/*, and the mock-server
-// shortcut POST /auth/authorize (grant_type=user_token). Parameters come in the query string or a
-// form body; errors have the token service's own shape, {"status", "message"}.
+// The token service (docs/auth.md): /oauth2/token, /oauth2/authorize, /oauth2/validate,
+// /oauth2/revoke, their mock-server aliases under /auth/*, and the mock-server shortcut POST
+// /auth/authorize (grant_type=user_token). Parameters come in the query string, a form body or a
+// JSON object body; errors have the token service's own shape, {"status", "message"}.
 import { timingSafeEqual } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -33,20 +33,56 @@ const CONSENT_USERS = 10;
 
 const oauthError = (status: number, message: string) => new HelixError(status, message);
 
-type Params = Record<string, unknown>;
+/**
+ * A JSON body's value that is not a string (a number, boolean, null, array or object). Kept, not
+ * refused while parsing, so that only a parameter the request actually uses is an error, and the
+ * error names it: a repeated query or form parameter (an array of strings) reads differently.
+ */
+class NotAString {}
+
+type Params = Record<string, string | string[] | NotAString>;
 
 /** Query string and form (or JSON) body together; the body wins when both name a parameter. */
 function paramsOf(req: FastifyRequest): Params {
-  const body = req.body;
-  const fromBody = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
-  return { ...(req.query as Params), ...fromBody };
+  return { ...(req.query as Params), ...((req.body as Params | undefined) ?? {}) };
 }
 
 function param(p: Params, name: string): string | undefined {
   const v = p[name];
   if (v === undefined) return undefined;
+  if (v instanceof NotAString) throw oauthError(400, `parameter ${name} must be a string`);
   if (typeof v !== 'string') throw oauthError(400, `parameter ${name} may be given only once`);
   return v;
+}
+
+/**
+ * The bodies the token service reads. Clients send their parameters three ways: in the query
+ * string with no body at all, or an EMPTY body whatever its Content-Type says (aiohttp, under
+ * pyTwitchAPI, sends `Content-Type: application/octet-stream` and `Content-Length: 0` for a POST
+ * without data); as a form (`application/x-www-form-urlencoded`); or as a JSON object. An empty
+ * body is no body for every type, JSON included. Any other non-empty body, `text/plain` included,
+ * is a 415: guessing at it would only turn into a confusing "missing client id" further on.
+ */
+async function tokenServiceBodies(scope: FastifyInstance): Promise<void> {
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  // Fastify's own parsers (JSON, which refuses an empty body, and text/plain) are replaced here.
+  scope.removeAllContentTypeParsers();
+  await scope.register(formbody);
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(req, body as string, (err, value) => {
+      if (err) return done(err);
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        return done(oauthError(400, 'the JSON body must be an object'));
+      const p: Params = {};
+      for (const [k, v] of Object.entries(value)) p[k] = typeof v === 'string' ? v : new NotAString();
+      done(null, p);
+    });
+  });
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    done(oauthError(415, 'Unsupported Media Type'));
+  });
 }
 
 function required(p: Params, name: string, message: string): string {
@@ -92,8 +128,8 @@ function handleTokenServiceError(err: FastifyError | Error, req: FastifyRequest,
 
 export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.register(async (scope) => {
-    // Forms are parsed only here: the operations take no body.
-    await scope.register(formbody);
+    // Bodies are parsed only here: the operations take none.
+    await tokenServiceBodies(scope);
     scope.setErrorHandler(handleTokenServiceError);
     const db = ctx.store.db;
     const now = () => nowSeconds(ctx.clock);
