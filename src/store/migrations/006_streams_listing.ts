@@ -6,12 +6,14 @@ import type { Kysely } from 'kysely';
 // other filters), so that
 // - a page of one user, one game or one language is a range of that selector's index, in page
 //   order, starting at the cursor: no sort, the same cost at any depth;
-// - every other page (no filter, or several games, users or languages) walks streams_viewers, the
-//   whole list in page order, from the cursor; the filters are checked on its entries, before a
-//   row is read, and the walk stops at the first `first` + 1 that match. That walk reads at most
-//   every entry of this table, and the table holds live streams only (one per live channel, a row
-//   is deleted when its stream ends), never the platform's history: the bound is the number of
-//   channels live at once, not the number of users, videos or clips.
+// - every other page (no filter, or several games, users or languages and nothing filtered on one
+//   value) walks streams_viewers, the whole list in page order, from the cursor; the filters are
+//   checked as it goes (SQLite on the index entries, before a row is read; PostgreSQL on the rows
+//   it reaches), and the walk stops at the first `first` + 1 that match. Such a walk reads at most
+//   every row of this table, and the table holds the streams that are live now (one per live
+//   channel: user_id is unique), never ended ones: the bound is the number of channels live at
+//   once, not the number of users, videos or clips, and the page is never sorted.
+//   The same holds for the other filters of a one-value page, within its selector's range.
 // streams_game (001, on game_id alone) is a prefix of streams_game_viewers and is replaced by it.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Free-form tags as production has them since 2023 (a JSON array of text) and the mature flag;
