@@ -18,6 +18,7 @@ import { healthRoutes } from './routes/health.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { reportsRoutes } from './routes/reports.ts';
+import { streamsRoutes } from './routes/streams.ts';
 import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
 import { videosRoutes } from './routes/videos.ts';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   oauthRoutes(app, ctx);
   unitsRoutes(app, ctx);
   gamesRoutes(app, ctx);
+  streamsRoutes(app, ctx);
   clipsRoutes(app, ctx);
   videosRoutes(app, ctx);
   subscriptionsRoutes(app, ctx);

@@ -24,6 +24,10 @@ export class Links {
   marker(videoId: number | string, positionSeconds: number): string {
     return `${this.site}/videos/${videoId}?t=${hms(positionSeconds)}`;
   }
+  /** a frame of a live stream, with Helix's `{width}x{height}` placeholders; named by the channel's login */
+  streamThumbnail(userLogin: string): string {
+    return `${this.site}/media/previews/live_user_${userLogin}-{width}x{height}.jpg`;
+  }
   /** with Helix's `{width}x{height}` placeholders */
   boxArt(gameId: number | string): string {
     return `${this.site}/media/box-art/${gameId}-{width}x{height}.jpg`;

@@ -30,3 +30,13 @@ export function readRequiredId(name: string, value: string | undefined): number 
 export function readOptionalId(name: string, value: string | undefined): number | undefined {
   return value === undefined || value === '' ? undefined : readNumericId(name, value);
 }
+
+/** A repeatable numeric-id parameter (`?id=1&id=2`): every value, or a 400 naming it and the rule. */
+export function readNumericIds(name: string, values: readonly string[]): number[] {
+  return values.map((v) => {
+    const n = parseNumericId(v);
+    if (n === undefined)
+      throw badRequest(`The parameter "${name}" was malformed: each value must be a numeric ID`);
+    return n;
+  });
+}

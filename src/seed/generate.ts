@@ -167,6 +167,9 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
 
   // ---- live streams (they drive /games/top) -------------------------------------------------------
   const rs = new Random(o.seed, 'streams');
+  // Tags and the mature flag came later than the other columns: drawn from a stream of their own,
+  // so that the streams' other values (and the games' viewer sums) stay what they were.
+  const rst = new Random(o.seed, 'stream-tags');
   const liveUsers = new Set<number>([0]);
   while (liveUsers.size < size.streams) liveUsers.add(userIx(rs, 1.5));
   const streams: Database['streams'][] = [];
@@ -188,6 +191,8 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       viewer_count: viewers,
       language: userLang[ui] as string,
       started_at: end - rs.int(600, 12 * 3600),
+      tags: JSON.stringify(streamTags(rst)),
+      is_mature: rst.chance(0.1) ? 1 : 0,
     });
     s++;
   }
@@ -537,6 +542,19 @@ class PairSet {
   add(key: number): void {
     this.slots[this.slot(key)] = key + 1;
   }
+}
+
+/**
+ * 0 to 5 distinct free-form tags, as broadcasters set them: letters and digits only (the platform
+ * refuses spaces and symbols in a tag), in the order chosen.
+ */
+function streamTags(rng: Random): string[] {
+  const tags: string[] = [];
+  for (let n = rng.int(0, 5); n > 0; n--) {
+    const tag = rng.pick(TAG_WORDS).replace(/[^\p{L}\p{N}]/gu, '');
+    if (!tags.includes(tag)) tags.push(tag);
+  }
+  return tags;
 }
 
 function cap(s: string): string {

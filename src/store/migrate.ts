@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_initial.ts';
 import * as m003 from './migrations/003_clips_videos_paging.ts';
 import * as m004 from './migrations/004_subscription_totals.ts';
 import * as m004b from './migrations/004b_games_top_live.ts';
+import * as m006 from './migrations/006_streams_listing.ts';
 import * as m007 from './migrations/007_moderators.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '003_clips_videos_paging': m003,
   '004_subscription_totals': m004,
   '004b_games_top_live': m004b,
+  '006_streams_listing': m006,
   '007_moderators': m007,
 };
 

@@ -86,6 +86,9 @@ export interface StreamsTable {
   viewer_count: number;
   language: string;
   started_at: number;
+  /** JSON array of the stream's free-form tags */
+  tags: string;
+  is_mature: number;
 }
 
 export interface ClipsTable {

@@ -36,6 +36,14 @@ export function findUserByLogin(db: Kysely<Database>, login: string): Promise<Us
   return db.selectFrom('users').selectAll().where('login', '=', login.toLowerCase()).executeTakeFirst();
 }
 
+/** The ids of the users with these logins (case ignored), in one query; unknown logins are left out. */
+export async function userIdsByLogins(db: Kysely<Database>, logins: readonly string[]): Promise<number[]> {
+  const unique = [...new Set(logins.map((l) => l.toLowerCase()))];
+  if (unique.length === 0) return [];
+  const rows = await db.selectFrom('users').select('id').where('login', 'in', unique).execute();
+  return rows.map((r) => r.id);
+}
+
 /** All users by id, ascending (the primary key's order): the consent page and /units/users. */
 export function usersById(db: Kysely<Database>, page: PageQuery): Promise<Page<UserRow>> {
   return keysetPage(db.selectFrom('users').selectAll(), ['id'], 'asc', page);

@@ -1,0 +1,185 @@
+import type { FastifyInstance } from 'fastify';
+import { rfc3339 } from '../clock.ts';
+import type { AppContext } from '../context.ts';
+import { badRequest } from '../http/errors.ts';
+import { readNumericIds } from '../http/ids.ts';
+import { registerOperation } from '../http/operation.ts';
+import {
+  listResponseSchema,
+  type PagingQuery,
+  paginationOf,
+  pagingProperties,
+  readPaging,
+  stringList,
+} from '../http/params.ts';
+import type { Links } from '../links.ts';
+import { type StreamFilters, type StreamListRow, streamKey, streamsPage } from '../store/streams.ts';
+import { type UserName, userIdsByLogins } from '../store/users.ts';
+
+export interface Stream {
+  id: string;
+  user_id: string;
+  user_login: string;
+  user_name: string;
+  game_id: string;
+  game_name: string;
+  type: 'live';
+  title: string;
+  tags: string[];
+  viewer_count: number;
+  started_at: string;
+  language: string;
+  thumbnail_url: string;
+  tag_ids: [];
+  is_mature: boolean;
+}
+
+/** `users` holds the broadcaster when it exists (login and name are "" otherwise). */
+export function streamRowToStream(
+  row: StreamListRow,
+  users: ReadonlyMap<number, UserName>,
+  links: Links,
+): Stream {
+  const owner = users.get(row.user_id);
+  return {
+    id: String(row.id),
+    user_id: String(row.user_id),
+    user_login: owner?.login ?? '',
+    user_name: owner?.display_name ?? '',
+    game_id: String(row.game_id),
+    game_name: row.game_name ?? '',
+    // every row of the table is a live stream
+    type: 'live',
+    title: row.title,
+    tags: JSON.parse(row.tags) as string[],
+    viewer_count: row.viewer_count,
+    started_at: rfc3339(row.started_at),
+    language: row.language,
+    thumbnail_url: links.streamThumbnail(owner?.login ?? ''),
+    // production deprecated the platform tag ids for `tags` and answers an empty list
+    tag_ids: [],
+    is_mature: row.is_mature === 1,
+  };
+}
+
+/** Production's field order (its reference and what it sends). */
+const streamSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    user_id: { type: 'string' },
+    user_login: { type: 'string' },
+    user_name: { type: 'string' },
+    game_id: { type: 'string' },
+    game_name: { type: 'string' },
+    type: { type: 'string' },
+    title: { type: 'string' },
+    tags: { type: 'array', items: { type: 'string' } },
+    viewer_count: { type: 'integer' },
+    started_at: { type: 'string' },
+    language: { type: 'string' },
+    thumbnail_url: { type: 'string' },
+    tag_ids: { type: 'array', items: { type: 'string' } },
+    is_mature: { type: 'boolean' },
+  },
+  required: [
+    'id',
+    'user_id',
+    'user_login',
+    'user_name',
+    'game_id',
+    'game_name',
+    'type',
+    'title',
+    'tags',
+    'viewer_count',
+    'started_at',
+    'language',
+    'thumbnail_url',
+    'tag_ids',
+    'is_mature',
+  ],
+} as const;
+
+/** Production: at most 100 values of each of user_id, user_login, game_id and language. */
+const MAX_VALUES = 100;
+/** `type`: `all` (default) or `live`; every stream helixd holds is live, so both list the same. */
+const TYPES = ['all', 'live'] as const;
+
+interface StreamsQuery extends PagingQuery {
+  user_id?: string[];
+  user_login?: string[];
+  game_id?: string[];
+  language?: string[];
+  type?: (typeof TYPES)[number];
+}
+
+/** A repeatable text parameter: no empty value, no comma-joined list (several values are repeated). */
+function readTexts(name: string, values: readonly string[]): string[] {
+  for (const v of values) {
+    if (v === '') throw badRequest(`The parameter "${name}" was malformed: a value must not be empty`);
+    if (v.includes(','))
+      throw badRequest(
+        `The parameter "${name}" was malformed: give each value as its own "${name}" parameter`,
+      );
+  }
+  return values as string[];
+}
+
+const sortedUnique = <T extends string | number>(values: readonly T[] | undefined) =>
+  values === undefined ? undefined : [...new Set(values)].sort();
+
+/** GET /streams: live streams, most viewers first, filtered by users, games and languages. */
+export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  registerOperation<StreamsQuery>(app, ctx, {
+    path: '/streams',
+    access: { token: 'any' },
+    schema: {
+      querystring: {
+        type: 'object',
+        properties: {
+          ...pagingProperties,
+          user_id: stringList(MAX_VALUES),
+          user_login: stringList(MAX_VALUES),
+          game_id: stringList(MAX_VALUES),
+          language: stringList(MAX_VALUES),
+          type: { type: 'string', enum: TYPES },
+        },
+      },
+      response: listResponseSchema(streamSchema),
+    },
+    async handler(ctx, { query }) {
+      // Every value is checked before anything reaches the store.
+      const userIds = query.user_id && readNumericIds('user_id', query.user_id);
+      const logins =
+        query.user_login && readTexts('user_login', query.user_login).map((l) => l.toLowerCase());
+      const gameIds = query.game_id && readNumericIds('game_id', query.game_id);
+      const languages = query.language && readTexts('language', query.language);
+      // The cursor is bound to everything that decides the rows (the sets of values, whatever
+      // their order or repetition); not to the users the logins name today.
+      const paging = readPaging(ctx, '/streams', query, {
+        user_id: sortedUnique(userIds),
+        user_login: sortedUnique(logins),
+        game_id: sortedUnique(gameIds),
+        language: sortedUnique(languages),
+        type: query.type ?? 'all',
+      });
+      const db = ctx.store.db;
+      const filters: StreamFilters = {
+        gameIds: sortedUnique(gameIds),
+        languages: sortedUnique(languages),
+      };
+      // Users given by id and by login: the streams of any of them.
+      if (userIds !== undefined || logins !== undefined) {
+        const byLogin = logins === undefined ? [] : await userIdsByLogins(db, logins);
+        filters.userIds = sortedUnique([...(userIds ?? []), ...byLogin]);
+      }
+      const page = await streamsPage(db, filters, paging);
+      const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
+      return {
+        data: page.rows.map((r) => streamRowToStream(r, users, ctx.links)),
+        pagination: paginationOf(ctx, paging, page, streamKey),
+      };
+    },
+  });
+}
