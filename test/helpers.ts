@@ -126,12 +126,23 @@ export interface TestApp {
   config: Config;
   /** the demo data's facts (undefined for an empty store) */
   seed: SeedInfo | undefined;
+  /**
+   * GET `url`. Headers with `authorization` but no `client-id` key get the demo client's Client-Id,
+   * as every client library sends it (a token of another client must name its own client).
+   */
   get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** the request exactly as given: no header added */
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** a user token of `userId` (default: the demo broadcaster) with `scopes`, minted into the store */
   userToken(scopes?: readonly string[], userId?: number, ttl?: number): Promise<string>;
   appToken(ttl?: number): Promise<string>;
   close(): Promise<void>;
+}
+
+function withClientId(headers: Record<string, string>, seed: SeedInfo | undefined): Record<string, string> {
+  const names = Object.keys(headers).map((k) => k.toLowerCase());
+  if (!seed || !names.includes('authorization') || names.includes('client-id')) return headers;
+  return { ...headers, 'client-id': seed.demoClientId };
 }
 
 /** The real app on a fresh store of `kind`, seeded with the demo data (200 users by default). */
@@ -165,7 +176,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     clock,
     config,
     seed,
-    get: (url, headers = {}) => app.inject({ method: 'GET', url, headers }),
+    get: (url, headers = {}) => app.inject({ method: 'GET', url, headers: withClientId(headers, seed) }),
     inject: (opts) => app.inject(opts),
     async userToken(scopes = [], userId, ttl = 3600) {
       if (!seed) throw new Error('no demo data');
