@@ -17,6 +17,8 @@ export interface LoadOptions {
   /** http://127.0.0.1:port */
   base: string;
   requests: readonly BenchRequest[];
+  /** the Client-Id every request sends: every token of a run is the demo client's */
+  clientId: string;
   connections: number;
   seconds: number;
   /** a scratch directory for wrk's request list and script */
@@ -61,6 +63,7 @@ export function runLoad(gen: Generator, o: LoadOptions): Promise<LoadResult> {
 const WRK_SCRIPT = `
 local list = os.getenv("BENCH_REQUESTS")
 local connections = tonumber(os.getenv("BENCH_CONNECTIONS"))
+local client_id = os.getenv("BENCH_CLIENT_ID")
 local reqs = {}
 local n = 0
 local threads = {}
@@ -78,7 +81,7 @@ function init(args)
     local path = string.sub(line, 1, tab - 1)
     local token = string.sub(line, tab + 1)
     n = n + 1
-    reqs[n] = wrk.format("GET", path, { ["Authorization"] = "Bearer " .. token })
+    reqs[n] = wrk.format("GET", path, { ["Authorization"] = "Bearer " .. token, ["Client-Id"] = client_id })
   end
   i = offset or 0
 end
@@ -157,7 +160,12 @@ async function runWrk(o: LoadOptions): Promise<LoadResult> {
   ];
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(wrkPath() as string, args, {
-      env: { ...process.env, BENCH_REQUESTS: list, BENCH_CONNECTIONS: String(o.connections) },
+      env: {
+        ...process.env,
+        BENCH_REQUESTS: list,
+        BENCH_CONNECTIONS: String(o.connections),
+        BENCH_CLIENT_ID: o.clientId,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -231,7 +239,7 @@ async function runAutocannon(o: LoadOptions): Promise<LoadResult> {
   const requests = o.requests.map((r) => ({
     method: 'GET' as const,
     path: r.path,
-    headers: { authorization: `Bearer ${r.token}` },
+    headers: { authorization: `Bearer ${r.token}`, 'client-id': o.clientId },
   }));
   const result = await autocannon({
     url: o.base,

@@ -28,6 +28,8 @@ export interface MixContext {
   /** the seed's anchor day, Unix seconds */
   anchor: number;
   appToken: string;
+  /** the demo client's id: every token here is its, and every request sends it as Client-Id */
+  clientId: string;
   /** a user token of `userId` carrying every scope the spec names */
   tokenFor(userId: number): Promise<string>;
   /** how many pages a deep walk goes down */
@@ -78,8 +80,11 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 export async function getJson(
   base: string,
   r: BenchRequest,
+  clientId: string,
 ): Promise<{ status: number; body: unknown; bytes: number }> {
-  const res = await fetch(base + r.path, { headers: { authorization: `Bearer ${r.token}` } });
+  const res = await fetch(base + r.path, {
+    headers: { authorization: `Bearer ${r.token}`, 'client-id': clientId },
+  });
   const text = await res.text();
   let body: unknown;
   try {
@@ -101,7 +106,7 @@ async function deepPages(
   const walked: BenchRequest[] = [first];
   let r = first;
   for (let page = 1; page < ctx.walkPages; page++) {
-    const res = await getJson(ctx.base, r);
+    const res = await getJson(ctx.base, r, ctx.clientId);
     if (res.status !== 200) throw new Error(`walk: ${r.path} answered ${res.status}`);
     const cursor = (res.body as { pagination?: { cursor?: string } }).pagination?.cursor;
     if (!cursor) break;

@@ -456,6 +456,7 @@ async function main(): Promise<void> {
       db: store.db,
       anchor: info.anchor,
       appToken: app.access_token,
+      clientId: info.demoClientId,
       tokenFor,
       walkPages,
       spread,
@@ -465,7 +466,7 @@ async function main(): Promise<void> {
     const skipped: string[] = [];
     for (const op of OPERATIONS) {
       if (args.only && !args.only.includes(op.path)) continue;
-      const probe = await getJson(base, await op.probe(ctx));
+      const probe = await getJson(base, await op.probe(ctx), info.demoClientId);
       // The unknown-path body says just "Not Found"; a 404 about a resource names it.
       if (probe.status === 404 && (probe.body as { message?: string }).message === 'Not Found') {
         say(`skip ${op.path}: not there yet (404)`);
@@ -492,7 +493,7 @@ async function main(): Promise<void> {
       const queue = [...k.requests];
       const worker = async () => {
         for (let r = queue.shift(); r; r = queue.shift()) {
-          const res = await getJson(base, r);
+          const res = await getJson(base, r, info.demoClientId);
           if (res.status === 200) {
             ok.push(r);
             sizes[r.path] = res.bytes;
@@ -527,7 +528,14 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     for (const k of runnable) {
       const load = (b: string, s: number) =>
-        runLoad(generator, { base: b, requests: k.requests, connections, seconds: s, scratch });
+        runLoad(generator, {
+          base: b,
+          requests: k.requests,
+          clientId: info.demoClientId,
+          connections,
+          seconds: s,
+          scratch,
+        });
       // Quick mode warms up once per operation, to stay within its time.
       const firstOfOp = rows.at(-1)?.op !== k.op;
       if (warmup > 0 && (!quick || firstOfOp)) await load(base, warmup);

@@ -44,6 +44,7 @@ for (const w of works) {
     const o = {
       base: ceiling.base,
       requests: [{ path: '/t', token: 'x' }],
+      clientId: 'x',
       connections,
       scratch,
     };

@@ -90,7 +90,8 @@ const OPERATIONS: Operation[] = [
       INVALID,
       INVALID,
       USER_ONLY,
-      scope('user:read:broadcast'),
+      // production accepts either scope, and names both
+      scope('user:read:broadcast or channel:manage:broadcast'),
       OK,
       NOT_OWNER,
       MISMATCH,
@@ -133,6 +134,40 @@ const OPERATIONS: Operation[] = [
     path: '/tags/streams',
     url: () => '/tags/streams',
     cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+];
+
+/**
+ * The headers' presence is checked before the token is: no Authorization header is "OAuth token is
+ * missing" whether or not Client-Id is sent; with one, no Client-Id is "Client ID is missing" even
+ * when the token is garbage. Sent through inject, which adds no Client-Id.
+ */
+const CLIENT_MISSING: Outcome = { status: 401, message: 'Client ID is missing' };
+const HEADER_CASES: {
+  caller: string;
+  outcome: Outcome;
+  headers: (t: TestApp) => Promise<Record<string, string>>;
+}[] = [
+  { caller: 'no header at all', outcome: MISSING, headers: async () => ({}) },
+  {
+    caller: 'a Client-Id but no token',
+    outcome: MISSING,
+    headers: async (t) => ({ 'client-id': t.seed?.demoClientId as string }),
+  },
+  {
+    caller: 'a valid token but no Client-Id',
+    outcome: CLIENT_MISSING,
+    headers: async (t) => ({ authorization: `Bearer ${await t.userToken([...SPEC_SCOPES])}` }),
+  },
+  {
+    caller: 'an empty Client-Id',
+    outcome: CLIENT_MISSING,
+    headers: async (t) => ({ authorization: `Bearer ${await t.appToken()}`, 'client-id': '' }),
+  },
+  {
+    caller: 'a garbage token and no Client-Id',
+    outcome: CLIENT_MISSING,
+    headers: async () => ({ authorization: 'Bearer thisisnotatokenthisisnotatoken' }),
   },
 ];
 
@@ -229,6 +264,21 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
           else if (expected.message) assert.match(body.message, expected.message);
         });
       });
+    });
+  }
+
+  for (const c of HEADER_CASES) {
+    it(`answers ${c.caller} with ${describeOutcome(c.outcome)} on every operation`, async () => {
+      for (const op of OPERATIONS) {
+        const url = `/helix${op.url(t.seed as SeedInfo)}`;
+        const res = await t.inject({ method: 'GET', url, headers: await c.headers(t) });
+        assert.equal(res.statusCode, c.outcome.status, `${op.path}: ${res.body}`);
+        assert.deepEqual(
+          res.json(),
+          { error: 'Unauthorized', status: 401, message: c.outcome.message },
+          op.path,
+        );
+      }
     });
   }
 

@@ -126,6 +126,28 @@ forEachStore('GET /helix/clips', (kind: StoreKind) => {
       assert.equal(res.statusCode, 200);
       assert.equal(res.body, '{"data":[],"pagination":{}}');
     });
+
+    it('answers 404 for a game_id naming no game; a game without clips is an empty 200', async () => {
+      assert.deepEqual((await get('game_id=9000000001')).json(), {
+        error: 'Not Found',
+        status: 404,
+        message: 'The ID in game_id was not found',
+      });
+      const id = 990_003;
+      await t.store.db
+        .insertInto('games')
+        .values({ id, name: 'Quiet Game', igdb_id: '', owner_id: null, viewer_count: 0, stream_count: 0 })
+        .execute();
+      try {
+        for (const q of [`game_id=${id}`, `game_id=${id}&is_featured=true&started_at=2020-01-01T00:00:00Z`]) {
+          const res = await get(q);
+          assert.equal(res.statusCode, 200, q);
+          assert.equal(res.body, '{"data":[],"pagination":{}}', q);
+        }
+      } finally {
+        await t.store.db.deleteFrom('games').where('id', '=', id).execute();
+      }
+    });
   });
 
   describe('id: one or more, at most 100', () => {
@@ -297,12 +319,20 @@ forEachStore('GET /helix/clips', (kind: StoreKind) => {
       assert.deepEqual([...flags].sort(), [false, true]);
     });
 
-    for (const bad of ['1', 'yes', 'TRUE', '']) {
-      it(`rejects is_featured=${bad} with a 400 (exactly true or false)`, async () => {
+    it('reads is_featured in any letter case (True, TRUE, fAlSe), as production does', async () => {
+      const q = (v: string) => `broadcaster_id=${demo}&first=100&is_featured=${v}`;
+      const lower = { true: ids(await get(q('true'))), false: ids(await get(q('false'))) };
+      assert.ok(lower.true.length > 0 && lower.false.length > 0);
+      for (const v of ['True', 'TRUE', 'tRUE']) assert.deepEqual(ids(await get(q(v))), lower.true, v);
+      for (const v of ['False', 'FALSE', 'fAlSe']) assert.deepEqual(ids(await get(q(v))), lower.false, v);
+    });
+
+    for (const bad of ['1', 'yes', 'truee', '']) {
+      it(`rejects is_featured=${bad} with a 400 (true or false)`, async () => {
         const res = await get(`broadcaster_id=${demo}&is_featured=${bad}`);
         assert.deepEqual(
           res.json(),
-          badRequest('The parameter "is_featured" was malformed: the value must be one of true, false'),
+          badRequest('The parameter "is_featured" was malformed: the value must be true or false'),
         );
       });
     }

@@ -87,7 +87,11 @@ forEachStore('errors in the Helix body', (kind: StoreKind) => {
     const res = await t.inject({
       method: 'GET',
       url: '/helix/games/top?first=1',
-      headers: { ...bearer(token), 'content-type': 'application/json' },
+      headers: {
+        ...bearer(token),
+        'client-id': t.seed?.demoClientId as string,
+        'content-type': 'application/json',
+      },
       payload: '{"broken":',
     });
     assert.equal(res.statusCode, 200);

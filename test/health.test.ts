@@ -49,7 +49,11 @@ describe('a store that cannot be reached', () => {
       const ready = await app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(ready.statusCode, 503);
       assert.equal(ready.json().status, 503);
-      const op = await app.inject({ method: 'GET', url: '/helix/games/top', headers: bearer('sometoken') });
+      const op = await app.inject({
+        method: 'GET',
+        url: '/helix/games/top',
+        headers: { ...bearer('sometoken'), 'client-id': 'someclient' },
+      });
       assert.equal(op.statusCode, 503);
       assert.deepEqual(Object.keys(op.json()).sort(), ['error', 'message', 'status']);
       assert.doesNotMatch(op.body, /ECONNREFUSED|127\.0\.0\.1/);

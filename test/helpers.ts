@@ -126,12 +126,23 @@ export interface TestApp {
   config: Config;
   /** the demo data's facts (undefined for an empty store) */
   seed: SeedInfo | undefined;
+  /**
+   * GET `url`. Headers with `authorization` but no `client-id` key get the demo client's Client-Id,
+   * as every client library sends it (a token of another client must name its own client).
+   */
   get(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  /** the request exactly as given: no header added */
   inject(opts: InjectOptions): Promise<LightMyRequestResponse>;
   /** a user token of `userId` (default: the demo broadcaster) with `scopes`, minted into the store */
   userToken(scopes?: readonly string[], userId?: number, ttl?: number): Promise<string>;
   appToken(ttl?: number): Promise<string>;
   close(): Promise<void>;
+}
+
+function withClientId(headers: Record<string, string>, seed: SeedInfo | undefined): Record<string, string> {
+  const names = Object.keys(headers).map((k) => k.toLowerCase());
+  if (!seed || !names.includes('authorization') || names.includes('client-id')) return headers;
+  return { ...headers, 'client-id': seed.demoClientId };
 }
 
 /** The real app on a fresh store of `kind`, seeded with the demo data (200 users by default). */
@@ -165,7 +176,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     clock,
     config,
     seed,
-    get: (url, headers = {}) => app.inject({ method: 'GET', url, headers }),
+    get: (url, headers = {}) => app.inject({ method: 'GET', url, headers: withClientId(headers, seed) }),
     inject: (opts) => app.inject(opts),
     async userToken(scopes = [], userId, ttl = 3600) {
       if (!seed) throw new Error('no demo data');
@@ -220,21 +231,26 @@ export interface RawResponse {
 
 /**
  * Sends `bytes` exactly as given (request line, headers, body) to a listening server over one TCP
- * connection, half-closes it, and parses the one response. For replaying, byte for byte, what a
- * client library puts on the wire, including shapes that `inject` or `fetch` would normalise (an
- * empty body with a content type, headers in the library's order and case).
+ * connection and parses the one response. For replaying, byte for byte, what a client library
+ * puts on the wire, including shapes that `inject` or `fetch` would normalise (an empty body with a
+ * content type, headers in the library's order and case). The connection stays open for writing
+ * until the response is complete (by Content-Length, chunked encoding, or the server closing), as
+ * a client's does: a client that half-closed at once would have Node abort a request still in
+ * progress.
  */
 export function rawRequest(port: number, bytes: string | Buffer): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const socket = connect({ host: '127.0.0.1', port });
-    const chunks: Buffer[] = [];
-    socket.on('data', (c) => chunks.push(c));
-    socket.on('error', reject);
-    socket.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const split = text.indexOf('\r\n\r\n');
-      if (split < 0) return reject(new Error(`no complete response: ${JSON.stringify(text)}`));
-      const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+    let buffered = Buffer.alloc(0);
+    let done = false;
+    const finish = (closed: boolean) => {
+      if (done) return;
+      const split = buffered.indexOf('\r\n\r\n');
+      if (split < 0) {
+        if (closed) reject(new Error(`no complete response: ${JSON.stringify(buffered.toString('utf8'))}`));
+        return;
+      }
+      const [statusLine = '', ...lines] = buffered.subarray(0, split).toString('utf8').split('\r\n');
       const headers: Record<string, string> = {};
       for (const line of lines) {
         const colon = line.indexOf(':');
@@ -242,10 +258,47 @@ export function rawRequest(port: number, bytes: string | Buffer): Promise<RawRes
         const value = line.slice(colon + 1).trim();
         headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
       }
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
+      const rest = buffered.subarray(split + 4);
+      let body: Buffer | undefined;
+      if (headers['transfer-encoding']?.toLowerCase() === 'chunked') body = dechunk(rest);
+      else if (headers['content-length'] !== undefined) {
+        const n = Number(headers['content-length']);
+        if (rest.length >= n) body = rest.subarray(0, n);
+      } else if (closed) body = rest;
+      if (body === undefined) {
+        if (closed) reject(new Error(`incomplete response body: ${JSON.stringify(rest.toString('utf8'))}`));
+        return;
+      }
+      done = true;
+      socket.destroy();
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body.toString('utf8') });
+    };
+    socket.on('data', (c) => {
+      buffered = Buffer.concat([buffered, c]);
+      finish(false);
     });
-    socket.end(bytes);
+    socket.on('error', (err) => {
+      if (!done) reject(err);
+    });
+    socket.on('end', () => finish(true));
+    socket.write(bytes);
   });
+}
+
+/** The body of a chunked message, or undefined while its last chunk has not arrived. */
+function dechunk(data: Buffer): Buffer | undefined {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = data.indexOf('\r\n', at);
+    if (eol < 0) return undefined;
+    const size = Number.parseInt(data.subarray(at, eol).toString('latin1'), 16);
+    if (Number.isNaN(size)) throw new Error('malformed chunked body');
+    if (size === 0) return Buffer.concat(parts);
+    if (data.length < eol + 2 + size + 2) return undefined;
+    parts.push(data.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
+  }
 }
 
 /** The port a listening Fastify app serves on. */

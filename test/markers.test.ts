@@ -284,10 +284,19 @@ forEachStore('GET /helix/streams/markers', (kind: StoreKind) => {
     assert.match(res.json().message, /user access token/);
   });
 
-  it('needs the scope user:read:broadcast: 401 Missing scope', async () => {
+  it('needs user:read:broadcast or channel:manage:broadcast: 401 Missing scope naming both', async () => {
     const res = await get(`user_id=${demo}`, await t.userToken(['channel:read:subscriptions']));
     assert.equal(res.statusCode, 401);
-    assert.equal(res.json().message, 'Missing scope: user:read:broadcast');
+    assert.equal(res.json().message, 'Missing scope: user:read:broadcast or channel:manage:broadcast');
+  });
+
+  it('accepts channel:manage:broadcast alone, with the same answer as user:read:broadcast', async () => {
+    const q = `user_id=${demo}&first=5`;
+    const read = await get(q, await t.userToken(['user:read:broadcast']));
+    const manage = await get(q, await t.userToken(['channel:manage:broadcast']));
+    assert.equal(manage.statusCode, 200, manage.body);
+    assert.ok(markersOf(manage.json()).length > 0);
+    assert.deepEqual(manage.json(), read.json());
   });
 
   it('first: default 20, at most 100, counting markers; 0 and 101 are a 400 naming "first"', async () => {

@@ -40,6 +40,8 @@ describe('rate limits shared through Redis', {
   const prefix = `helixd-test:${randomBytes(6).toString('hex')}:`;
   let t: TestApp;
   let second: FastifyInstance;
+  /** These apps are reached with inject, which adds no header: the demo client's Client-Id. */
+  const auth = (token: string) => ({ ...bearer(token), 'client-id': t.seed?.demoClientId as string });
 
   before(async () => {
     t = await startTestApp('sqlite', { config: { rateLimit: LIMIT } });
@@ -66,18 +68,18 @@ describe('rate limits shared through Redis', {
     for (let k = 1; k <= LIMIT; k++) {
       const res = await (apps[k % 2] as FastifyInstance).inject({
         url: '/helix/games/top?first=1',
-        headers: bearer(token),
+        headers: auth(token),
       });
       assert.equal(res.statusCode, 200);
       assert.equal(res.headers['ratelimit-remaining'], String(LIMIT - k));
     }
     for (const app of apps) {
-      const res = await app.inject({ url: '/helix/games/top?first=1', headers: bearer(token) });
+      const res = await app.inject({ url: '/helix/games/top?first=1', headers: auth(token) });
       assert.equal(res.statusCode, 429);
       assert.equal(res.json().message, 'Request limit exceeded');
     }
     t.clock.advance(12_000);
-    const refilled = await second.inject({ url: '/helix/games/top?first=1', headers: bearer(token) });
+    const refilled = await second.inject({ url: '/helix/games/top?first=1', headers: auth(token) });
     assert.equal(refilled.statusCode, 200);
     assert.equal(refilled.headers['ratelimit-remaining'], '0');
   });
@@ -93,9 +95,9 @@ describe('rate limits shared through Redis', {
       .execute();
     const b = await t.userToken([], users[0]?.id);
     t.clock.advance(60_000);
-    for (let k = 0; k < LIMIT; k++) await t.app.inject({ url: '/helix/games/top', headers: bearer(a) });
-    assert.equal((await second.inject({ url: '/helix/games/top', headers: bearer(a) })).statusCode, 429);
-    assert.equal((await second.inject({ url: '/helix/games/top', headers: bearer(b) })).statusCode, 200);
+    for (let k = 0; k < LIMIT; k++) await t.app.inject({ url: '/helix/games/top', headers: auth(a) });
+    assert.equal((await second.inject({ url: '/helix/games/top', headers: auth(a) })).statusCode, 429);
+    assert.equal((await second.inject({ url: '/helix/games/top', headers: auth(b) })).statusCode, 200);
   });
 
   it('answers 503 with the Helix body while Redis cannot be reached', async () => {
@@ -109,7 +111,7 @@ describe('rate limits shared through Redis', {
       rateLimitStore: new RedisRateLimitStore('redis://127.0.0.1:1', { prefix }),
     });
     try {
-      const res = await away.inject({ url: '/helix/games/top', headers: bearer(await t.appToken()) });
+      const res = await away.inject({ url: '/helix/games/top', headers: auth(await t.appToken()) });
       assert.equal(res.statusCode, 503);
       assert.equal(res.json().status, 503);
     } finally {
@@ -131,7 +133,7 @@ describe('rate limits shared through Redis', {
     });
     const r = new Redis(REDIS_URL);
     try {
-      const res = await app.inject({ url: '/helix/games/top', headers: bearer(await t.appToken()) });
+      const res = await app.inject({ url: '/helix/games/top', headers: auth(await t.appToken()) });
       assert.equal(res.statusCode, 200);
       const key = `helixd:ratelimit:app:${t.seed?.demoClientId}`;
       assert.equal(await r.exists(key), 1);

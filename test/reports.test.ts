@@ -338,6 +338,51 @@ forEachStore('GET /reports (signed report downloads)', (store: StoreKind) => {
       assert.equal(rows[1]?.[0], '2022-02-02');
     });
 
+    it('a game without any data is a report too: no dates cover 2018-01-31 to 2 days back, all zeros', async () => {
+      const id = 990_001;
+      const demo = t.seed?.demoUserId as number;
+      await t.store.db
+        .insertInto('games')
+        .values({ id, name: 'No Data Yet', igdb_id: '', owner_id: demo, viewer_count: 0, stream_count: 0 })
+        .execute();
+      try {
+        const list = await t.get('/helix/analytics/games', bearer(token));
+        assert.equal(list.statusCode, 200, list.body);
+        const mine = (list.json().data as { game_id: string; URL: string; date_range: object }[]).find(
+          (r) => r.game_id === String(id),
+        );
+        // No data, so yesterday's is not in: the default end is 2 days before the request.
+        assert.deepEqual(mine?.date_range, {
+          started_at: '2018-01-31T00:00:00Z',
+          ended_at: '2026-06-13T00:00:00Z',
+        });
+        const whole: string[][] = parse((await t.get(pathOf(mine?.URL as string))).body);
+        assert.deepEqual(
+          whole.slice(1).map((r) => r[0]),
+          daysFrom('2018-01-31', '2026-06-13'),
+        );
+        for (const row of whole.slice(1))
+          assert.deepEqual(row.slice(1), ['No Data Yet', String(id), ...Array(7).fill('0')]);
+        const window: string[][] = parse(
+          (
+            await t.get(
+              await issue(
+                'games',
+                String(id),
+                'started_at=2020-01-01T00:00:00Z&ended_at=2020-01-03T00:00:00Z',
+              ),
+            )
+          ).body,
+        );
+        assert.deepEqual(
+          window.slice(1).map((r) => r.join(',')),
+          daysFrom('2020-01-01', '2020-01-03').map((d) => `${d},No Data Yet,${id},0,0,0,0,0,0,0`),
+        );
+      } finally {
+        await t.store.db.deleteFrom('games').where('id', '=', id).execute();
+      }
+    });
+
     it('quotes names with commas, quotes and line breaks per RFC 4180', async () => {
       const id = Number(gameIds[1]);
       const old = await t.store.db
@@ -366,7 +411,9 @@ forEachStore('GET /reports (signed report downloads)', (store: StoreKind) => {
       const addr = t.app.server.address();
       assert.ok(addr && typeof addr === 'object');
       const origin = `http://127.0.0.1:${addr.port}`;
-      const list = await fetch(`${origin}/helix/analytics/games`, { headers: bearer(token) });
+      const list = await fetch(`${origin}/helix/analytics/games`, {
+        headers: { ...bearer(token), 'client-id': t.seed?.demoClientId as string },
+      });
       assert.equal(list.status, 200);
       const reports = (await list.json()) as {
         data: { game_id: string; URL: string; date_range: { started_at: string; ended_at: string } }[];

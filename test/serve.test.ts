@@ -64,7 +64,10 @@ describe('helixd serve', () => {
     // With --port 0 the report URLs name the port actually served, and they download.
     const token = /Bearer (\w+)/.exec(first.curl)?.[1];
     const reports = await fetch(`${first.url}/helix/analytics/games`, {
-      headers: { authorization: `Bearer ${token}` },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'client-id': /Client-Id: (\w+)/.exec(first.curl)?.[1] as string,
+      },
     });
     assert.equal(reports.status, 200);
     const url = (await reports.json()).data[0].URL as string;

@@ -14,12 +14,18 @@ forEachStore('in-memory copies of the store', (kind) => {
     t = await startTestApp(kind);
     const units = (await t.get('/units/clients')).json();
     client = { id: units.data[0].ID, secret: units.data[0].Secret };
+    assert.equal(client.id, t.seed?.demoClientId);
   });
   after(() => t.close());
 
   /** An authorized request to `app` (this test's app unless another instance is given). */
   const call = (token: string, app: TestApp['app'] = t.app) =>
-    app.inject({ method: 'GET', url: '/helix/games/top?first=1', headers: bearer(token) });
+    app.inject({
+      method: 'GET',
+      url: '/helix/games/top?first=1',
+      // inject adds no header; every token here is the demo client's (asserted in before())
+      headers: { ...bearer(token), 'client-id': client.id },
+    });
 
   /** A user token and its refresh token, minted through the token service. */
   async function mint(): Promise<{ access_token: string; refresh_token: string }> {

@@ -140,6 +140,31 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
       const res = await get('user_id=1');
       assert.equal(res.body, '{"data":[],"pagination":{}}');
     });
+
+    it('answers 404 for a game_id naming no game; a game without videos is an empty 200', async () => {
+      assert.deepEqual((await get('game_id=9000000001')).json(), {
+        error: 'Not Found',
+        status: 404,
+        message: 'The ID in the game_id query parameter was not found',
+      });
+      const id = 990_002;
+      await t.store.db
+        .insertInto('games')
+        .values({ id, name: 'Quiet Game', igdb_id: '', owner_id: null, viewer_count: 0, stream_count: 0 })
+        .execute();
+      try {
+        for (const q of [`game_id=${id}`, `game_id=${id}&period=day&sort=views`]) {
+          const res = await get(q);
+          assert.equal(res.statusCode, 200, q);
+          assert.equal(res.body, '{"data":[],"pagination":{}}', q);
+        }
+      } finally {
+        await t.store.db.deleteFrom('games').where('id', '=', id).execute();
+      }
+      // a game with videos, none of which passes the filters: still 200
+      const filtered = await get(`game_id=${topGame()}&language=zz`);
+      assert.equal(filtered.body, '{"data":[],"pagination":{}}');
+    });
   });
 
   describe('id: one or more, at most 100, no optional parameter', () => {
@@ -168,10 +193,6 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
 
     for (const [p, v] of [
       ['language', 'en'],
-      ['period', 'all'],
-      ['sort', 'time'],
-      ['type', 'all'],
-      ['first', '5'],
       ['after', 'x'],
       ['before', 'x'],
     ]) {
@@ -180,6 +201,48 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
         assert.deepEqual(res.json(), badRequest(`The parameter "${p}" cannot be used with "id"`));
       });
     }
+
+    for (const [p, dflt, other] of [
+      ['period', 'all', 'week'],
+      ['sort', 'time', 'views'],
+      ['type', 'all', 'archive'],
+      ['first', '20', '5'],
+    ]) {
+      it(`accepts ${p}=${dflt} (its default) with id, and rejects ${p}=${other} with a 400 naming it`, async () => {
+        const ids = `id=${all[0]?.id}&id=${all[1]?.id}`;
+        const plain = await get(ids);
+        const withDefault = await get(`${ids}&${p}=${dflt}`);
+        assert.equal(withDefault.statusCode, 200, withDefault.body);
+        assert.deepEqual(withDefault.json(), plain.json());
+        assert.deepEqual(
+          (await get(`${ids}&${p}=${other}`)).json(),
+          badRequest(`The parameter "${p}" cannot be used with "id" except at its default value, ${dflt}`),
+        );
+      });
+    }
+
+    it('accepts all four defaults at once with id, as client libraries send them', async () => {
+      const ids = `id=${all[2]?.id}&id=${all[0]?.id}`;
+      const res = await get(`${ids}&first=20&period=all&sort=time&type=all`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), (await get(ids)).json());
+      assert.equal(res.json().data.length, 2);
+    });
+
+    it('answers 404 when none of the ids exists, and leaves out the unknown ones otherwise', async () => {
+      const missing = 9_000_000_001;
+      assert.deepEqual((await get(`id=${missing}&id=${missing + 1}`)).json(), {
+        error: 'Not Found',
+        status: 404,
+        message: 'The ID in the id query parameter was not found',
+      });
+      const some = await get(`id=${missing}&id=${all[0]?.id}`);
+      assert.equal(some.statusCode, 200);
+      assert.deepEqual(
+        some.json().data.map((v: { id: string }) => v.id),
+        [String(all[0]?.id)],
+      );
+    });
   });
 
   describe('filters (used with user_id or game_id), combined with AND', () => {

@@ -11,11 +11,26 @@ const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const daysIn = (year: number, month: number) =>
   month === 2 && isLeap(year) ? 29 : (DAYS[month - 1] as number);
 
+/** An RFC 3339 date-time taken apart: the instant, and how it was written. */
+export interface Rfc3339Parts {
+  /** Unix seconds of the instant, the fraction dropped */
+  seconds: number;
+  /** the offset from UTC it was written in, in seconds (0 for `Z`, `+00:00` and `-00:00`) */
+  offsetSeconds: number;
+  /** whether a fraction of a second other than zero was given (`.000` is zero) */
+  hasFraction: boolean;
+}
+
 /**
  * Reads an RFC 3339 date-time into Unix seconds (the fraction dropped), or undefined when `value`
  * is not one. A leap second (`:60`) is accepted, as RFC 3339 allows, and read as the second before.
  */
 export function parseRfc3339(value: string): number | undefined {
+  return readRfc3339(value)?.seconds;
+}
+
+/** parseRfc3339, keeping the offset and whether there was a fraction. */
+export function readRfc3339(value: string): Rfc3339Parts | undefined {
   const m = DATE_TIME.exec(value);
   if (!m) return undefined;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
@@ -38,7 +53,11 @@ export function parseRfc3339(value: string): number | undefined {
   // Date.UTC reads years 0..99 as 1900..1999: set the year separately.
   const d = new Date(Date.UTC(2000, month - 1, day, hour, minute, Math.min(second, 59)));
   d.setUTCFullYear(year);
-  return d.getTime() / 1000 - offset;
+  return {
+    seconds: d.getTime() / 1000 - offset,
+    offsetSeconds: offset,
+    hasFraction: /[1-9]/.test(m[7] ?? ''),
+  };
 }
 
 /** A date-time query parameter, or a 400 naming it and the rule. */

@@ -14,6 +14,8 @@ export const firstSchema = {
   maximum: MAX_FIRST,
   default: DEFAULT_FIRST,
 } as const;
+/** A boolean parameter: `true` or `false` in any letter case (the rule lives in validate.ts). */
+export const booleanParam = { type: 'boolean' } as const;
 export const cursorParamSchema = { type: 'string', maxLength: 2048 } as const;
 /** A parameter given once (a repeated one is a 400 "may be given only once"). */
 export const singleString = { type: 'string', maxLength: 256 } as const;

@@ -1,5 +1,6 @@
 // The date rules of the two analytics operations (spec 4.8). Days are `YYYY-MM-DD` strings (UTC),
 // the form the store keeps them in, so that they compare as text in SQL and in code alike.
+import { readRfc3339 } from '../http/datetime.ts';
 import { badRequest } from '../http/errors.ts';
 
 const DAY_MS = 86_400_000;
@@ -25,17 +26,19 @@ export function dayToWire(day: string): string {
   return `${day}T00:00:00Z`;
 }
 
-const MIDNIGHT = /^(\d{4})-(\d{2})-(\d{2})T00:00:00Z$/;
-
-/** Spec 4.8 rule 1: exactly `YYYY-MM-DDT00:00:00Z`, and a day that exists on the calendar. */
+/**
+ * Rule 1: a UTC midnight, `YYYY-MM-DDT00:00:00Z`. Any RFC 3339 spelling of that instant is read
+ * (`z`, `+00:00`, `-00:00`, a lower-case `t`, a zero fraction such as `.000`): client libraries
+ * write UTC that way (Python's isoformat gives `+00:00`). Another instant, or midnight written
+ * with a non-zero offset (`2019-03-01T01:00:00+01:00`), is a 400.
+ */
 export function parseMidnight(name: string, value: string): string {
-  const m = MIDNIGHT.exec(value);
-  const day = m ? `${m[1]}-${m[2]}-${m[3]}` : '';
-  if (!m || Number.isNaN(Date.parse(value)) || dayOfMs(Date.parse(value)) !== day)
+  const t = readRfc3339(value);
+  if (t === undefined || t.offsetSeconds !== 0 || t.hasFraction || t.seconds % 86_400 !== 0)
     throw badRequest(
       `The parameter "${name}" was malformed: it must be a UTC midnight of the form YYYY-MM-DDT00:00:00Z`,
     );
-  return day;
+  return dayOfMs(t.seconds * 1000);
 }
 
 /** The days a request asked for, after the rules that need no report data (spec 4.8 rules 1 to 3). */
@@ -81,29 +84,31 @@ export interface Availability {
 }
 
 /**
- * The report's default range. Start (rule 4): its first day with data, never before 2018-01-31
- * ("all available data"). End (rule 6): the day before the request when that day's data is in,
- * otherwise the day before that: "1 to 2 days before the request, depending on availability".
+ * The report's default range, used when no dates are given. Start (rule 4): its first day with
+ * data, never before 2018-01-31 ("all available data"); a report with no data at all starts at
+ * 2018-01-31, the default start of overview_v2, and is all zeros. End (rule 6): the day before the
+ * request when that day's data is in, otherwise the day before that: "1 to 2 days before the
+ * request, depending on availability".
  */
-export function defaultRange(a: Availability, today: string): { start: string; end: string } | undefined {
-  if (a.firstDay === null) return undefined;
-  const start = a.firstDay < ANALYTICS_FIRST_DAY ? ANALYTICS_FIRST_DAY : a.firstDay;
+export function defaultRange(a: Availability, today: string): { start: string; end: string } {
+  const start = a.firstDay === null || a.firstDay < ANALYTICS_FIRST_DAY ? ANALYTICS_FIRST_DAY : a.firstDay;
   return { start, end: addDays(today, a.hasYesterday ? -1 : -2) };
 }
 
 /**
- * The range a report covers: the requested one with its start raised to the default start (rule
- * 4) and its end lowered to the default end (rule 6), or the default range when no dates were given.
- * Undefined when nothing is left (the report has no data in the requested days).
+ * The range a report covers. No dates: the default range. Dates: the requested window, never
+ * refused for lacking data (days without data are rows of zeros in the CSV), with its start raised
+ * to 2018-01-31 (rule 4) and its end lowered to the default end (rule 6). A window that starts
+ * after the default end (it starts yesterday, whose data is not in yet) covers its first day.
  */
 export function effectiveRange(
   requested: RequestedRange,
   a: Availability,
   today: string,
-): { start: string; end: string } | undefined {
+): { start: string; end: string } {
   const d = defaultRange(a, today);
-  if (!d) return undefined;
-  const start = requested.start && requested.start > d.start ? requested.start : d.start;
-  const end = requested.end && requested.end < d.end ? requested.end : d.end;
-  return start <= end ? { start, end } : undefined;
+  if (requested.start === undefined || requested.end === undefined) return d;
+  const start = requested.start < ANALYTICS_FIRST_DAY ? ANALYTICS_FIRST_DAY : requested.start;
+  const end = requested.end < d.end ? requested.end : d.end;
+  return { start, end: end < start ? start : end };
 }

@@ -2,10 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { readDateTime } from '../http/datetime.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest, notFound } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
+  booleanParam,
   exactlyOneSelector,
   listResponseSchema,
   type PagingQuery,
@@ -17,6 +18,7 @@ import {
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipKey, clipsByIds, clipsPage } from '../store/clips.ts';
+import { gameExists } from '../store/games.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 
@@ -108,7 +110,6 @@ const clipSchema = {
 
 /** Spec 8: at most 100 `id` values per request. */
 const MAX_IDS = 100;
-const BOOLEANS = ['true', 'false'] as const;
 /** Spec 4.2: without `ended_at`, the period is one week from `started_at`. */
 const DEFAULT_PERIOD = 7 * 86400;
 /** The three selector kinds of spec 4.2, in the order messages name them. */
@@ -120,7 +121,7 @@ interface ClipsQuery extends PagingQuery {
   game_id?: string;
   started_at?: string;
   ended_at?: string;
-  is_featured?: (typeof BOOLEANS)[number];
+  is_featured?: boolean;
 }
 
 /** Spec 4.2: "The seconds value is ignored": the instant, truncated to its minute. */
@@ -129,7 +130,7 @@ const toMinute = (t: number) => Math.floor(t / 60) * 60;
 /** `started_at` / `ended_at` / `is_featured` of spec 4.2, as store filters. */
 function readFilters(q: ClipsQuery): ClipFilters {
   const f: ClipFilters = {};
-  if (q.is_featured !== undefined) f.isFeatured = q.is_featured === 'true';
+  if (q.is_featured !== undefined) f.isFeatured = q.is_featured;
   // A malformed ended_at is a 400 even when it is ignored (no started_at): it is still a bad value.
   const ended = q.ended_at === undefined ? undefined : toMinute(readDateTime('ended_at', q.ended_at));
   if (q.started_at !== undefined) {
@@ -156,7 +157,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
           game_id: singleString,
           started_at: singleString,
           ended_at: singleString,
-          is_featured: { type: 'string', enum: BOOLEANS },
+          is_featured: booleanParam,
         },
       },
       response: listResponseSchema(clipSchema),
@@ -187,6 +188,10 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
         is_featured: filters.isFeatured,
       });
       const page = await clipsPage(db, { selector, value, ...filters }, paging);
+      // A game that does not exist is a 404 (production's message); one that exists with no clips
+      // (or none that pass the filters) is an empty page. Asked only for an empty page.
+      if (page.rows.length === 0 && selector === 'game_id' && !(await gameExists(db, value)))
+        throw notFound('The ID in game_id was not found');
       const users = await ctx.userNames.byIds(page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
       return {
         data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),

@@ -107,8 +107,9 @@ async function checkAccess(ctx: AppContext, video: MarkedVideo, userId: number):
 export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation<MarkersQuery>(app, ctx, {
     path: '/streams/markers',
-    // Spec 5: a user access token with user:read:broadcast.
-    access: { token: 'user', anyScope: ['user:read:broadcast'] },
+    // A user access token with either scope, as production accepts: reading markers is part of
+    // user:read:broadcast, and channel:manage:broadcast (which lets the token create them) reads too.
+    access: { token: 'user', anyScope: ['user:read:broadcast', 'channel:manage:broadcast'] },
     schema: {
       querystring: {
         type: 'object',

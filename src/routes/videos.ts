@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { nowSeconds, rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest, notFound } from '../http/errors.ts';
 import { readNumericId, readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
@@ -16,6 +16,7 @@ import {
   stringList,
 } from '../http/params.ts';
 import { hms, type Links } from '../links.ts';
+import { gameExists } from '../store/games.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import {
@@ -134,8 +135,18 @@ const PERIOD_SECONDS = { day: 86400, week: 7 * 86400, month: 30 * 86400 } as con
 const TYPES = ['all', ...VIDEO_TYPES] as const;
 /** The selectors of spec 4.3, in the order messages name them. */
 const SELECTOR_KINDS = ['game_id', 'id', 'user_id'] as const;
-/** Spec 4.3: with `id`, none of these may be used. */
+/**
+ * With `id`, none of these may be used, except at its documented default value: a parameter sent
+ * at its default changes nothing, and client libraries send them always (pyTwitchAPI sends
+ * `first=20&period=all&sort=time&type=all` with every id lookup).
+ */
 const NOT_WITH_ID = ['language', 'period', 'sort', 'type', 'first', 'after', 'before'] as const;
+const DEFAULTS_WITH_ID: Partial<Record<(typeof NOT_WITH_ID)[number], unknown>> = {
+  period: 'all',
+  sort: 'time',
+  type: 'all',
+  first: DEFAULT_FIRST,
+};
 
 interface VideosQuery {
   id?: string[];
@@ -180,8 +191,15 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
 
       if (query.id !== undefined) {
         for (const p of NOT_WITH_ID)
-          if (query[p] !== undefined) throw badRequest(`The parameter "${p}" cannot be used with "id"`);
+          if (query[p] !== undefined && query[p] !== DEFAULTS_WITH_ID[p])
+            throw badRequest(
+              p in DEFAULTS_WITH_ID
+                ? `The parameter "${p}" cannot be used with "id" except at its default value, ${DEFAULTS_WITH_ID[p]}`
+                : `The parameter "${p}" cannot be used with "id"`,
+            );
         const rows = await videosByIds(db, readNumericIds('id', query.id));
+        // Production: 404 only when none of the ids exists; ids that do not exist are left out.
+        if (rows.length === 0) throw notFound('The ID in the id query parameter was not found');
         const users = await ctx.userNames.byIds(rows.map((r) => r.user_id));
         return { data: rows.map((r) => videoRowToVideo(r, users, ctx.links)), pagination: {} };
       }
@@ -216,6 +234,10 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         paging,
       );
+      // A game that does not exist is a 404; one that exists with no videos (or none that pass the
+      // filters) is an empty page. Asked only for an empty page: a page with rows names its game.
+      if (page.rows.length === 0 && selector === 'game_id' && !(await gameExists(db, value)))
+        throw notFound('The ID in the game_id query parameter was not found');
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => videoRowToVideo(r, users, ctx.links)),

@@ -18,3 +18,8 @@ const liveGames = (db: Kysely<Database>) =>
 export function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {
   return keysetPage(liveGames(db), TOP_GAMES_ORDER, 'desc', page);
 }
+
+/** Whether a game with this id exists (the primary key). */
+export async function gameExists(db: Kysely<Database>, id: number): Promise<boolean> {
+  return (await db.selectFrom('games').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
