@@ -17,6 +17,7 @@ import { oauthRoutes } from './routes/oauth.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
+import { usersRoutes } from './routes/users.ts';
 import { videosRoutes } from './routes/videos.ts';
 import type { Store } from './store/db.ts';
 import { UserNames } from './store/users.ts';
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   healthRoutes(app, ctx);
   oauthRoutes(app, ctx);
   unitsRoutes(app, ctx);
+  usersRoutes(app, ctx);
   gamesRoutes(app, ctx);
   clipsRoutes(app, ctx);
   videosRoutes(app, ctx);

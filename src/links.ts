@@ -24,6 +24,14 @@ export class Links {
   marker(videoId: number | string, positionSeconds: number): string {
     return `${this.site}/videos/${videoId}?t=${hms(positionSeconds)}`;
   }
+  /** a user's profile picture (Helix gives it at 300x300, without placeholders) */
+  profileImage(userId: number | string): string {
+    return `${this.site}/media/users/${userId}/profile-300x300.png`;
+  }
+  /** the picture a channel shows while it is offline (Helix: 1920x1080, without placeholders) */
+  offlineImage(userId: number | string): string {
+    return `${this.site}/media/users/${userId}/offline-1920x1080.png`;
+  }
   /** with Helix's `{width}x{height}` placeholders */
   boxArt(gameId: number | string): string {
     return `${this.site}/media/box-art/${gameId}-{width}x{height}.jpg`;

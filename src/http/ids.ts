@@ -19,3 +19,13 @@ export function readNumericId(name: string, value: string): number {
     throw badRequest(`The parameter "${name}" was malformed: the value must be a numeric ID`);
   return n;
 }
+
+/** A repeatable numeric-id parameter: every value a numeric id, or a 400 naming it and the rule. */
+export function readNumericIds(name: string, values: readonly string[]): number[] {
+  return values.map((v) => {
+    const n = parseNumericId(v);
+    if (n === undefined)
+      throw badRequest(`The parameter "${name}" was malformed: each value must be a numeric ID`);
+    return n;
+  });
+}

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { nowSeconds, rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
-import { parseNumericId, readNumericId } from '../http/ids.ts';
+import { readNumericId, readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
   cursorParamSchema,
@@ -181,13 +181,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (query.id !== undefined) {
         for (const p of NOT_WITH_ID)
           if (query[p] !== undefined) throw badRequest(`The parameter "${p}" cannot be used with "id"`);
-        const ids = query.id.map((v) => {
-          const n = parseNumericId(v);
-          if (n === undefined)
-            throw badRequest('The parameter "id" was malformed: each value must be a numeric ID');
-          return n;
-        });
-        const rows = await videosByIds(db, ids);
+        const rows = await videosByIds(db, readNumericIds('id', query.id));
         const users = await ctx.userNames.byIds(rows.map((r) => r.user_id));
         return { data: rows.map((r) => videoRowToVideo(r, users, ctx.links)), pagination: {} };
       }

@@ -18,3 +18,46 @@ const liveGames = (db: Kysely<Database>) =>
 export function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {
   return keysetPage(liveGames(db), TOP_GAMES_ORDER, 'desc', page);
 }
+
+/** What GET /games looks games up by; any of them may be empty. */
+export interface GameLookup {
+  ids: readonly number[];
+  /** exact names: case and spaces as stored */
+  names: readonly string[];
+  igdbIds: readonly string[];
+}
+
+/**
+ * GET /games: the games with any of the given ids, names or IGDB ids, in one query (probes of the
+ * primary key and of games_name and games_igdb, migration 005), in the order asked: ids, then
+ * names, then IGDB ids, each game once, at its first mention. Names and IGDB ids need not be
+ * unique: every game that has one is returned, those of one value by id.
+ */
+export async function gamesByLookup(db: Kysely<Database>, q: GameLookup): Promise<GameRow[]> {
+  const ids = [...new Set(q.ids)];
+  const names = [...new Set(q.names)];
+  const igdbIds = [...new Set(q.igdbIds)];
+  if (ids.length + names.length + igdbIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('games')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        ...(ids.length > 0 ? [eb('id', 'in', ids)] : []),
+        ...(names.length > 0 ? [eb('name', 'in', names)] : []),
+        ...(igdbIds.length > 0 ? [eb('igdb_id', 'in', igdbIds)] : []),
+      ]),
+    )
+    .execute();
+  rows.sort((a, b) => a.id - b.id);
+  const ordered = new Set<GameRow>();
+  const addMatches = <V>(values: readonly V[], keyOf: (r: GameRow) => V) => {
+    const byKey = new Map<V, GameRow[]>();
+    for (const r of rows) byKey.set(keyOf(r), [...(byKey.get(keyOf(r)) ?? []), r]);
+    for (const v of values) for (const r of byKey.get(v) ?? []) ordered.add(r);
+  };
+  addMatches(ids, (r) => r.id);
+  addMatches(names, (r) => r.name);
+  addMatches(igdbIds, (r) => r.igdb_id);
+  return [...ordered];
+}

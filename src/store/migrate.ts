@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_initial.ts';
 import * as m003 from './migrations/003_clips_videos_paging.ts';
 import * as m004 from './migrations/004_subscription_totals.ts';
 import * as m004b from './migrations/004b_games_top_live.ts';
+import * as m005 from './migrations/005_users_games_lookup.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '003_clips_videos_paging': m003,
   '004_subscription_totals': m004,
   '004b_games_top_live': m004b,
+  '005_users_games_lookup': m005,
 };
 
 export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {

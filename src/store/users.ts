@@ -36,6 +36,44 @@ export function findUserByLogin(db: Kysely<Database>, login: string): Promise<Us
   return db.selectFrom('users').selectAll().where('login', '=', login.toLowerCase()).executeTakeFirst();
 }
 
+/**
+ * GET /users: the users with any of `ids` or `logins`, in one query (probes of the primary key and
+ * of the logins' unique index), in the order asked: ids first, then logins, each user once, at its
+ * first mention. Logins are stored in lower case and compared ignoring case. Unknown ones are left
+ * out.
+ */
+export async function usersByIdsOrLogins(
+  db: Kysely<Database>,
+  ids: readonly number[],
+  logins: readonly string[],
+): Promise<UserRow[]> {
+  const wantedIds = [...new Set(ids)];
+  const wantedLogins = [...new Set(logins.map((l) => l.toLowerCase()))];
+  if (wantedIds.length === 0 && wantedLogins.length === 0) return [];
+  const rows = await db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        ...(wantedIds.length > 0 ? [eb('id', 'in', wantedIds)] : []),
+        ...(wantedLogins.length > 0 ? [eb('login', 'in', wantedLogins)] : []),
+      ]),
+    )
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const byLogin = new Map(rows.map((r) => [r.login, r]));
+  const ordered = new Set<UserRow>();
+  for (const id of wantedIds) {
+    const r = byId.get(id);
+    if (r) ordered.add(r);
+  }
+  for (const login of wantedLogins) {
+    const r = byLogin.get(login);
+    if (r) ordered.add(r);
+  }
+  return [...ordered];
+}
+
 /** All users by id, ascending (the primary key's order): the consent page and /units/users. */
 export function usersById(db: Kysely<Database>, page: PageQuery): Promise<Page<UserRow>> {
   return keysetPage(db.selectFrom('users').selectAll(), ['id'], 'asc', page);
