@@ -16,7 +16,11 @@ const migrations: Record<string, Migration> = {
   '005_users_games_lookup': m005,
 };
 
-export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+/**
+ * Migrates `store` to `target`, a migration's name (down when the store is past it), or to the
+ * latest by default.
+ */
+export async function migrateToLatest(store: Store, target?: string): Promise<MigrationResultSet> {
   // On PostgreSQL, name the schema the store works in: without it Kysely takes a migration table of
   // any other schema in the database for its own and fails ("kysely_migration_lock does not exist").
   const migrationTableSchema =
@@ -33,7 +37,7 @@ export async function migrateToLatest(store: Store): Promise<MigrationResultSet>
   // schema dropped meanwhile by another session (parallel test files) or a deadlock with another
   // session's DDL fails that look-up; migrations run in a transaction, so trying again is safe.
   for (let attempt = 1; ; attempt++) {
-    const result = await migrator.migrateToLatest();
+    const result = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
     const code = (result.error as { code?: unknown } | undefined)?.code;
     if (!result.error || store.dialect !== 'postgres' || attempt === 3) return result;
     if (!['40P01', '3F000', '42P01'].includes(String(code))) return result;
