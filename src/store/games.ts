@@ -28,28 +28,28 @@ export interface GameLookup {
 }
 
 /**
- * GET /games: the games with any of the given ids, names or IGDB ids, in one query (probes of the
- * primary key and of games_name and games_igdb, migration 005), in the order asked: ids, then
- * names, then IGDB ids, each game once, at its first mention. Names and IGDB ids need not be
- * unique: every game that has one is returned, those of one value by id.
+ * GET /games: the games with any of the given ids, names or IGDB ids, in one query, in the order
+ * asked: ids, then names, then IGDB ids, each game once, at its first mention. Names and IGDB ids
+ * need not be unique: every game that has one is returned, those of one value by id.
+ *
+ * One SELECT per kind of key, joined by UNION ALL: each is a probe of its index (the primary key,
+ * games_name, games_igdb: migration 005). An OR of the three lists would let PostgreSQL read the
+ * table whole instead; a game named by several lists comes back more than once and is kept once.
  */
 export async function gamesByLookup(db: Kysely<Database>, q: GameLookup): Promise<GameRow[]> {
   const ids = [...new Set(q.ids)];
   const names = [...new Set(q.names)];
   const igdbIds = [...new Set(q.igdbIds)];
-  if (ids.length + names.length + igdbIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('games')
-    .selectAll()
-    .where((eb) =>
-      eb.or([
-        ...(ids.length > 0 ? [eb('id', 'in', ids)] : []),
-        ...(names.length > 0 ? [eb('name', 'in', names)] : []),
-        ...(igdbIds.length > 0 ? [eb('igdb_id', 'in', igdbIds)] : []),
-      ]),
-    )
-    .execute();
-  rows.sort((a, b) => a.id - b.id);
+  const games = () => db.selectFrom('games').selectAll();
+  const selects = [
+    ...(ids.length > 0 ? [games().where('id', 'in', ids)] : []),
+    ...(names.length > 0 ? [games().where('name', 'in', names)] : []),
+    ...(igdbIds.length > 0 ? [games().where('igdb_id', 'in', igdbIds)] : []),
+  ];
+  const [first, ...rest] = selects;
+  if (first === undefined) return [];
+  const found = await rest.reduce((q, next) => q.unionAll(next), first).execute();
+  const rows = [...new Map(found.map((r) => [r.id, r])).values()].sort((a, b) => a.id - b.id);
   const ordered = new Set<GameRow>();
   const addMatches = <V>(values: readonly V[], keyOf: (r: GameRow) => V) => {
     const byKey = new Map<V, GameRow[]>();

@@ -37,10 +37,13 @@ export function findUserByLogin(db: Kysely<Database>, login: string): Promise<Us
 }
 
 /**
- * GET /users: the users with any of `ids` or `logins`, in one query (probes of the primary key and
- * of the logins' unique index), in the order asked: ids first, then logins, each user once, at its
- * first mention. Logins are stored in lower case and compared ignoring case. Unknown ones are left
- * out.
+ * GET /users: the users with any of `ids` or `logins`, in one query, in the order asked: ids first,
+ * then logins, each user once, at its first mention. Logins are stored in lower case and compared
+ * ignoring case. Unknown ones are left out.
+ *
+ * One SELECT per kind of key, joined by UNION ALL: each is a probe of its index (the primary key; the
+ * logins' unique index). `id IN (...) OR login IN (...)` would let PostgreSQL read a small table
+ * whole instead; a user that both lists name comes back twice and is kept once.
  */
 export async function usersByIdsOrLogins(
   db: Kysely<Database>,
@@ -49,28 +52,20 @@ export async function usersByIdsOrLogins(
 ): Promise<UserRow[]> {
   const wantedIds = [...new Set(ids)];
   const wantedLogins = [...new Set(logins.map((l) => l.toLowerCase()))];
-  if (wantedIds.length === 0 && wantedLogins.length === 0) return [];
-  const rows = await db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) =>
-      eb.or([
-        ...(wantedIds.length > 0 ? [eb('id', 'in', wantedIds)] : []),
-        ...(wantedLogins.length > 0 ? [eb('login', 'in', wantedLogins)] : []),
-      ]),
-    )
-    .execute();
+  const selects = [
+    ...(wantedIds.length > 0 ? [db.selectFrom('users').selectAll().where('id', 'in', wantedIds)] : []),
+    ...(wantedLogins.length > 0
+      ? [db.selectFrom('users').selectAll().where('login', 'in', wantedLogins)]
+      : []),
+  ];
+  const [first, ...rest] = selects;
+  if (first === undefined) return [];
+  const rows = await rest.reduce((q, next) => q.unionAll(next), first).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   const byLogin = new Map(rows.map((r) => [r.login, r]));
   const ordered = new Set<UserRow>();
-  for (const id of wantedIds) {
-    const r = byId.get(id);
+  for (const r of [...wantedIds.map((id) => byId.get(id)), ...wantedLogins.map((l) => byLogin.get(l))])
     if (r) ordered.add(r);
-  }
-  for (const login of wantedLogins) {
-    const r = byLogin.get(login);
-    if (r) ordered.add(r);
-  }
   return [...ordered];
 }
 
