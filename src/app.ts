@@ -21,6 +21,7 @@ import { reportsRoutes } from './routes/reports.ts';
 import { streamsRoutes } from './routes/streams.ts';
 import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
+import { usersRoutes } from './routes/users.ts';
 import { videosRoutes } from './routes/videos.ts';
 import type { Store } from './store/db.ts';
 import { UserNames } from './store/users.ts';
@@ -85,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   healthRoutes(app, ctx);
   oauthRoutes(app, ctx);
   unitsRoutes(app, ctx);
+  usersRoutes(app, ctx);
   gamesRoutes(app, ctx);
   streamsRoutes(app, ctx);
   clipsRoutes(app, ctx);

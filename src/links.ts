@@ -28,6 +28,14 @@ export class Links {
   streamThumbnail(userLogin: string): string {
     return `${this.site}/media/previews/live_user_${userLogin}-{width}x{height}.jpg`;
   }
+  /** a user's profile picture (Helix gives it at 300x300, without placeholders) */
+  profileImage(userId: number | string): string {
+    return `${this.site}/media/users/${userId}/profile-300x300.png`;
+  }
+  /** the picture a channel shows while it is offline (Helix: 1920x1080, without placeholders) */
+  offlineImage(userId: number | string): string {
+    return `${this.site}/media/users/${userId}/offline-1920x1080.png`;
+  }
   /** with Helix's `{width}x{height}` placeholders */
   boxArt(gameId: number | string): string {
     return `${this.site}/media/box-art/${gameId}-{width}x{height}.jpg`;

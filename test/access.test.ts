@@ -103,6 +103,16 @@ const OPERATIONS: Operation[] = [
     cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
   },
   {
+    path: '/games',
+    url: () => '/games?name=Nothing%20by%20this%20name&id=1',
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
+    path: '/users',
+    url: (s) => `/users?login=${s.demoLogin}`,
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
     path: '/analytics/games',
     url: () => '/analytics/games',
     scope: 'analytics:read:games',

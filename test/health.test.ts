@@ -24,7 +24,7 @@ forEachStore('probes and unknown paths', (kind: StoreKind) => {
   });
 
   it('answers an unknown path with 404 and the Helix body', async () => {
-    for (const path of ['/helix/nope', '/mock/games', '/', '/helix/games/top/extra']) {
+    for (const path of ['/helix/nope', '/mock/nope', '/', '/helix/games/top/extra']) {
       const res = await t.get(path);
       assert.equal(res.statusCode, 404, path);
       assert.deepEqual(res.json(), { error: 'Not Found', status: 404, message: 'Not Found' });

@@ -2,39 +2,49 @@
 // plugin and compiled by the store's own dialect), its plan on SQLite (EXPLAIN QUERY PLAN) or
 // PostgreSQL (plain EXPLAIN), and the assertion that an index serves a table as a range or a probe.
 import assert from 'node:assert/strict';
-import { CompiledQuery, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import type { Database } from '../src/store/schema.ts';
 import type { StoreKind, TestApp } from './helpers.ts';
+
+/**
+ * The SQL `run` executes through `db`, compiled by `db`'s dialect. Each query comes last in the
+ * list after the subqueries built apart from it (the selects of a UNION are recorded as they are
+ * joined in), so a function's one statement is the last item.
+ */
+export async function capturedQueries(
+  db: Kysely<Database>,
+  run: (db: Kysely<Database>) => Promise<unknown>,
+): Promise<CompiledQuery[]> {
+  const nodes: {
+    node: RootOperationNode;
+    queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'];
+  }[] = [];
+  const recorder: KyselyPlugin = {
+    transformQuery(args) {
+      nodes.push({ node: args.node, queryId: args.queryId });
+      return args.node;
+    },
+    async transformResult(args) {
+      return args.result;
+    },
+  };
+  await run(db.withPlugin(recorder));
+  return nodes.map(({ node, queryId }) => db.getExecutor().compileQuery(node, queryId));
+}
+
+/** The plan's lines: SQLite's EXPLAIN QUERY PLAN `detail` column, PostgreSQL's EXPLAIN text. */
+export async function explain(kind: StoreKind, db: Kysely<Database>, q: CompiledQuery): Promise<string[]> {
+  const prefix = kind === 'sqlite' ? 'explain query plan ' : 'explain ';
+  const r = await db.executeQuery<Record<string, string>>(
+    CompiledQuery.raw(prefix + q.sql, [...q.parameters]),
+  );
+  return r.rows.map((row) => (kind === 'sqlite' ? (row.detail as string) : (row['QUERY PLAN'] as string)));
+}
 
 /** The plan tools for the store of `kind`; `app` is called when a tool runs (after `before`). */
 export function queryPlans(kind: StoreKind, app: () => TestApp) {
-  /** The SQL a store function runs, compiled by the store's dialect. */
-  async function captured(run: (db: TestApp['store']['db']) => Promise<unknown>): Promise<CompiledQuery[]> {
-    const nodes: {
-      node: RootOperationNode;
-      queryId: Parameters<KyselyPlugin['transformQuery']>[0]['queryId'];
-    }[] = [];
-    const recorder: KyselyPlugin = {
-      transformQuery(args) {
-        nodes.push({ node: args.node, queryId: args.queryId });
-        return args.node;
-      },
-      async transformResult(args) {
-        return args.result;
-      },
-    };
-    const db = app().store.db.withPlugin(recorder);
-    await run(db);
-    return nodes.map(({ node, queryId }) => app().store.db.getExecutor().compileQuery(node, queryId));
-  }
-
-  /** The plan's lines: SQLite's `detail` column, PostgreSQL's `QUERY PLAN` text. */
-  async function plan(q: CompiledQuery): Promise<string[]> {
-    const prefix = kind === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const r = await app().store.db.executeQuery<Record<string, string>>(
-      CompiledQuery.raw(prefix + q.sql, [...q.parameters]),
-    );
-    return r.rows.map((row) => (kind === 'sqlite' ? (row.detail as string) : (row['QUERY PLAN'] as string)));
-  }
+  const captured = (run: (db: Kysely<Database>) => Promise<unknown>) => capturedQueries(app().store.db, run);
+  const plan = (q: CompiledQuery) => explain(kind, app().store.db, q);
 
   /**
    * `index` serves `table` (named `alias` in the query) as a search: a range or a probe; no table is

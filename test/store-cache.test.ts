@@ -183,6 +183,7 @@ forEachStore('in-memory copies of the store', (kind) => {
           broadcaster_type: '',
           description: '',
           created_at: 1_700_000_000,
+          email: '',
         })
         .execute();
     } finally {

@@ -105,6 +105,44 @@ export function listResponseSchema(item: object) {
 }
 
 /**
+ * The 200 response schema of a lookup that answers in one piece (GET /users, GET /games): `data`
+ * only. Production sends no `pagination` key there at all, not even an empty one.
+ */
+export function dataResponseSchema(item: object) {
+  return {
+    200: {
+      type: 'object',
+      properties: { data: { type: 'array', items: item } },
+      required: ['data'],
+    },
+  } as const;
+}
+
+const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
+const listed = (names: readonly string[]) =>
+  names.length < 2
+    ? quoted(names).join('')
+    : `${quoted(names.slice(0, -1)).join(', ')} and ${quoted(names.slice(-1)).join('')}`;
+
+/**
+ * Repeatable parameters that share one limit (GET /users: `id` and `login` name at most 100 users
+ * together): how many values they give in all, or a 400 naming them and the limit. Each value
+ * counts, repeated ones too: the limit is on the request, before duplicates are collapsed.
+ */
+export function valuesTogether<K extends string>(
+  query: Partial<Record<K, readonly unknown[]>>,
+  names: readonly K[],
+  max: number,
+): number {
+  const total = names.reduce((n, k) => n + (query[k]?.length ?? 0), 0);
+  if (total > max)
+    throw badRequest(
+      `The parameters ${listed(names)} may be given at most ${max} times together: ${total} values were given`,
+    );
+  return total;
+}
+
+/**
  * "Exactly one kind of selector" (spec 4.2, 4.3): the one of `kinds` that the query gives, or a
  * 400 that names them all when none or several are given.
  */
@@ -113,7 +151,6 @@ export function exactlyOneSelector<K extends string>(
   kinds: readonly K[],
 ): K {
   const given = kinds.filter((k) => query[k] !== undefined);
-  const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
   const oneOf = `exactly one of ${quoted(kinds).join(', ')} must be given`;
   if (given.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
   if (given.length > 1)

@@ -71,6 +71,15 @@ export function isoDay(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString().slice(0, 10);
 }
 
+/**
+ * A demo user's email address: derived from the login (unique), not drawn, so that adding it left
+ * every other column of the demo data as it was. example.com is reserved for examples: no demo
+ * address can reach a real mailbox.
+ */
+export function demoEmail(login: string): string {
+  return `${login}@example.com`;
+}
+
 const CHUNK = 5000;
 
 async function emitChunked<T extends keyof Database>(
@@ -118,6 +127,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       broadcaster_type,
       description: `${display} streams ${ru.pick(TITLE_PARTS).toLowerCase()}.`,
       created_at: PLATFORM_START + ru.int(0, end - 30 * DAY - PLATFORM_START),
+      email: demoEmail(login),
     });
     userLang.push(ru.weighted(LANGUAGES, LANGUAGE_WEIGHTS));
   }

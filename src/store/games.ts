@@ -23,3 +23,46 @@ export function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<Ga
 export async function gameExists(db: Kysely<Database>, id: number): Promise<boolean> {
   return (await db.selectFrom('games').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
+
+/** What GET /games looks games up by; any of them may be empty. */
+export interface GameLookup {
+  ids: readonly number[];
+  /** exact names: case and spaces as stored */
+  names: readonly string[];
+  igdbIds: readonly string[];
+}
+
+/**
+ * GET /games: the games with any of the given ids, names or IGDB ids, in one query, in the order
+ * asked: ids, then names, then IGDB ids, each game once, at its first mention. Names and IGDB ids
+ * need not be unique: every game that has one is returned, those of one value by id.
+ *
+ * One SELECT per kind of key, joined by UNION ALL: each is a probe of its index (the primary key,
+ * games_name, games_igdb: migration 005). An OR of the three lists would let PostgreSQL read the
+ * table whole instead; a game named by several lists comes back more than once and is kept once.
+ */
+export async function gamesByLookup(db: Kysely<Database>, q: GameLookup): Promise<GameRow[]> {
+  const ids = [...new Set(q.ids)];
+  const names = [...new Set(q.names)];
+  const igdbIds = [...new Set(q.igdbIds)];
+  const games = () => db.selectFrom('games').selectAll();
+  const selects = [
+    ...(ids.length > 0 ? [games().where('id', 'in', ids)] : []),
+    ...(names.length > 0 ? [games().where('name', 'in', names)] : []),
+    ...(igdbIds.length > 0 ? [games().where('igdb_id', 'in', igdbIds)] : []),
+  ];
+  const [first, ...rest] = selects;
+  if (first === undefined) return [];
+  const found = await rest.reduce((q, next) => q.unionAll(next), first).execute();
+  const rows = [...new Map(found.map((r) => [r.id, r])).values()].sort((a, b) => a.id - b.id);
+  const ordered = new Set<GameRow>();
+  const addMatches = <V>(values: readonly V[], keyOf: (r: GameRow) => V) => {
+    const byKey = new Map<V, GameRow[]>();
+    for (const r of rows) byKey.set(keyOf(r), [...(byKey.get(keyOf(r)) ?? []), r]);
+    for (const v of values) for (const r of byKey.get(v) ?? []) ordered.add(r);
+  };
+  addMatches(ids, (r) => r.id);
+  addMatches(names, (r) => r.name);
+  addMatches(igdbIds, (r) => r.igdb_id);
+  return [...ordered];
+}

@@ -4,6 +4,7 @@ import * as m001 from './migrations/001_initial.ts';
 import * as m003 from './migrations/003_clips_videos_paging.ts';
 import * as m004 from './migrations/004_subscription_totals.ts';
 import * as m004b from './migrations/004b_games_top_live.ts';
+import * as m005 from './migrations/005_users_games_lookup.ts';
 import * as m006 from './migrations/006_streams_listing.ts';
 import * as m007 from './migrations/007_moderators.ts';
 
@@ -14,11 +15,16 @@ const migrations: Record<string, Migration> = {
   '003_clips_videos_paging': m003,
   '004_subscription_totals': m004,
   '004b_games_top_live': m004b,
+  '005_users_games_lookup': m005,
   '006_streams_listing': m006,
   '007_moderators': m007,
 };
 
-export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+/**
+ * Migrates `store` to `target`, a migration's name (down when the store is past it), or to the
+ * latest by default.
+ */
+export async function migrateToLatest(store: Store, target?: string): Promise<MigrationResultSet> {
   // On PostgreSQL, name the schema the store works in: without it Kysely takes a migration table of
   // any other schema in the database for its own and fails ("kysely_migration_lock does not exist").
   const migrationTableSchema =
@@ -35,7 +41,7 @@ export async function migrateToLatest(store: Store): Promise<MigrationResultSet>
   // schema dropped meanwhile by another session (parallel test files) or a deadlock with another
   // session's DDL fails that look-up; migrations run in a transaction, so trying again is safe.
   for (let attempt = 1; ; attempt++) {
-    const result = await migrator.migrateToLatest();
+    const result = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
     const code = (result.error as { code?: unknown } | undefined)?.code;
     if (!result.error || store.dialect !== 'postgres' || attempt === 3) return result;
     if (!['40P01', '3F000', '42P01'].includes(String(code))) return result;

@@ -16,6 +16,8 @@ export interface UsersTable {
   broadcaster_type: string;
   description: string;
   created_at: number;
+  /** the verified email address, '' when none is on record (migration 005) */
+  email: string;
 }
 
 export interface ClientsTable {

@@ -44,6 +44,39 @@ export async function userIdsByLogins(db: Kysely<Database>, logins: readonly str
   return rows.map((r) => r.id);
 }
 
+/**
+ * GET /users: the users with any of `ids` or `logins`, in one query, in the order asked: ids first,
+ * then logins, each user once, at its first mention. Logins are stored in lower case and compared
+ * ignoring case. Unknown ones are left out.
+ *
+ * One SELECT per kind of key, joined by UNION ALL: each is a probe of its index (the primary key; the
+ * logins' unique index). `id IN (...) OR login IN (...)` would let PostgreSQL read a small table
+ * whole instead; a user that both lists name comes back twice and is kept once.
+ */
+export async function usersByIdsOrLogins(
+  db: Kysely<Database>,
+  ids: readonly number[],
+  logins: readonly string[],
+): Promise<UserRow[]> {
+  const wantedIds = [...new Set(ids)];
+  const wantedLogins = [...new Set(logins.map((l) => l.toLowerCase()))];
+  const selects = [
+    ...(wantedIds.length > 0 ? [db.selectFrom('users').selectAll().where('id', 'in', wantedIds)] : []),
+    ...(wantedLogins.length > 0
+      ? [db.selectFrom('users').selectAll().where('login', 'in', wantedLogins)]
+      : []),
+  ];
+  const [first, ...rest] = selects;
+  if (first === undefined) return [];
+  const rows = await rest.reduce((q, next) => q.unionAll(next), first).execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const byLogin = new Map(rows.map((r) => [r.login, r]));
+  const ordered = new Set<UserRow>();
+  for (const r of [...wantedIds.map((id) => byId.get(id)), ...wantedLogins.map((l) => byLogin.get(l))])
+    if (r) ordered.add(r);
+  return [...ordered];
+}
+
 /** All users by id, ascending (the primary key's order): the consent page and /units/users. */
 export function usersById(db: Kysely<Database>, page: PageQuery): Promise<Page<UserRow>> {
   return keysetPage(db.selectFrom('users').selectAll(), ['id'], 'asc', page);
