@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
-import { SPEC_SCOPES } from './auth/scopes.ts';
+import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
 import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
@@ -123,7 +123,7 @@ async function printBanner(
     kind: 'user',
     clientId: client.id,
     userId: user.id,
-    scopes: SPEC_SCOPES,
+    scopes: OPERATION_SCOPES,
     ttl: config.userTokenTtl,
     now,
   });
@@ -134,7 +134,7 @@ async function printBanner(
     `  demo client id      ${client.id}`,
     `  demo client secret  ${client.demo_secret ?? '(not kept)'}`,
     `  app token           ${app.access_token}`,
-    `  user token          ${userToken.access_token}  (${user.login}, id ${user.id}; ${SPEC_SCOPES.join(' ')})`,
+    `  user token          ${userToken.access_token}  (${user.login}, id ${user.id}; ${OPERATION_SCOPES.join(' ')})`,
     '',
     'Try:',
     `  curl -H 'Authorization: Bearer ${userToken.access_token}' -H 'Client-Id: ${client.id}' '${url}/helix/games/top?first=5'`,

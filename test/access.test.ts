@@ -1,5 +1,5 @@
 // The access matrix: each of the nine operations against each kind of caller, every cell with its
-// expected status and message (spec section 5; WIRE.md's table). The decommissioned operations
+// expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
 import assert from 'node:assert/strict';
@@ -26,7 +26,7 @@ const NOT_BROADCASTER: Outcome = {
   status: 401,
   message: "The ID in broadcaster_id must match the user ID found in the request's OAuth token.",
 };
-// WIRE.md: "markers of a video the token user does not own: 403, explains the ownership rule".
+// docs/api.md: "markers of a video the token user does not own: 403, explains the ownership rule".
 const NOT_OWNER: Outcome = { status: 403, message: /only if they own the video/ };
 const GONE: Outcome = { status: 410, message: 'This API is not available.' };
 const scope = (s: string): Outcome => ({ status: 401, message: `Missing scope: ${s}` });

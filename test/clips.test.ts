@@ -417,7 +417,7 @@ forEachStore('GET /helix/clips', (kind: StoreKind) => {
     });
   });
 
-  describe('fields (WIRE.md Clip)', () => {
+  describe('fields (docs/api.md, Clip)', () => {
     it('returns the Helix clip fields with their types', async () => {
       const withVod = all.find((c) => c.video_id !== null) as ClipRow;
       const without = all.find((c) => c.video_id === null) as ClipRow;

@@ -16,7 +16,7 @@ const GAME_HEADER = [
   'Clips Created',
   'Follows',
 ];
-// WIRE.md: the columns third-party parsers of extension reports read, in this order.
+// docs/api.md: the columns third-party parsers of extension reports read, in this order.
 const EXTENSION_HEADER = [
   'Date',
   'Extension Name',
@@ -269,7 +269,7 @@ forEachStore('GET /reports (signed report downloads)', (store: StoreKind) => {
       }
     });
 
-    it('extension report: the columns of WIRE.md and the store values, one row per day', async () => {
+    it('extension report: the documented columns and the store values, one row per day', async () => {
       const id = extensionIds[0] as string;
       const start = '2021-03-01';
       const end = '2021-04-15';

@@ -63,16 +63,25 @@ describe('helixd serve', () => {
     assert.equal(health.status, 200);
     // With --port 0 the report URLs name the port actually served, and they download.
     const token = /Bearer (\w+)/.exec(first.curl)?.[1];
-    const reports = await fetch(`${first.url}/helix/analytics/games`, {
-      headers: {
-        authorization: `Bearer ${token}`,
-        'client-id': /Client-Id: (\w+)/.exec(first.curl)?.[1] as string,
-      },
-    });
+    const headers = {
+      authorization: `Bearer ${token}`,
+      'client-id': /Client-Id: (\w+)/.exec(first.curl)?.[1] as string,
+    };
+    const reports = await fetch(`${first.url}/helix/analytics/games`, { headers });
     assert.equal(reports.status, 200);
     const url = (await reports.json()).data[0].URL as string;
     assert.ok(url.startsWith(`${first.url}/reports/`), url);
     assert.equal((await fetch(url)).status, 200);
+    // The banner's user token carries every scope the operations read: the user's own email, the
+    // channel's follower list (not just its total) and the channels the user follows.
+    const me = (await (await fetch(`${first.url}/helix/users`, { headers })).json()).data[0];
+    assert.match(me.email, /@/);
+    const followers = await fetch(`${first.url}/helix/channels/followers?broadcaster_id=${me.id}`, {
+      headers,
+    });
+    assert.ok((await followers.json()).data.length > 0);
+    const followed = await fetch(`${first.url}/helix/channels/followed?user_id=${me.id}`, { headers });
+    assert.equal(followed.status, 200);
     assert.equal(await stop(first.child), 0);
 
     const second = await startServe(db);

@@ -454,7 +454,7 @@ forEachStore('GET /helix/videos', (kind: StoreKind) => {
     });
   });
 
-  describe('fields (WIRE.md Video)', () => {
+  describe('fields (docs/api.md, Video)', () => {
     it('returns the Helix video fields with their types', async () => {
       const archive = all.find((v) => v.type === 'archive' && v.muted_segments !== null) as VideoRow;
       const upload = all.find((v) => v.type === 'upload') as VideoRow;

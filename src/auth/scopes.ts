@@ -8,8 +8,20 @@ export const SPEC_SCOPES = [
   'user:read:broadcast',
 ] as const;
 
-export const SCOPES = [
+/**
+ * The scopes the served operations read: the spec's four, plus those of the lookups real clients
+ * start with (/users' email, /channels/followers' list, /channels/followed). A user token with all
+ * of them may call every operation; the start-up banner prints one.
+ */
+export const OPERATION_SCOPES = [
   ...SPEC_SCOPES,
+  'moderator:read:followers',
+  'user:read:email',
+  'user:read:follows',
+] as const;
+
+export const SCOPES = [
+  ...OPERATION_SCOPES,
   'bits:read',
   'channel:bot',
   'channel:edit:commercial',
@@ -41,15 +53,12 @@ export const SCOPES = [
   'chat:read',
   'clips:edit',
   'moderation:read',
-  'moderator:read:followers',
   'user:bot',
   'user:edit',
   'user:edit:broadcast',
   'user:manage:blocked_users',
   'user:read:blocked_users',
   'user:read:chat',
-  'user:read:email',
-  'user:read:follows',
   'user:read:subscriptions',
   'user:write:chat',
   'whispers:read',

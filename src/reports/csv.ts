@@ -39,7 +39,7 @@ export const GAME_COLUMNS: readonly Column<GameDayRow>[] = [
   ['Follows', count((r) => r.follows)],
 ];
 
-/** overview_v2 columns of an extension report, in the order third-party parsers read them (WIRE.md). */
+/** overview_v2 columns of an extension report, in the order third-party parsers read them. */
 export const EXTENSION_COLUMNS: readonly Column<ExtensionDayRow>[] = [
   ['Date', (d) => d],
   ['Extension Name', (_d, s) => s.name],

@@ -24,7 +24,7 @@ import {
 } from '../store/markers.ts';
 import type { MarkerRow } from '../store/schema.ts';
 
-/** WIRE.md, marker inside a stream marker group; `URL` is upper case on the wire. */
+/** The wire shape (docs/api.md), marker inside a stream marker group; `URL` is upper case on the wire. */
 export interface Marker {
   id: string;
   created_at: string;
@@ -33,7 +33,7 @@ export interface Marker {
   URL: string;
 }
 
-/** WIRE.md, Stream marker group: the video's owner, and the one video with its markers. */
+/** The wire shape (docs/api.md), Stream marker group: the video's owner, and the one video with its markers. */
 export interface MarkerGroup {
   user_id: string;
   user_name: string;
@@ -89,7 +89,7 @@ interface MarkersQuery extends PagingQuery {
 const SELECTORS = ['user_id', 'video_id'] as const;
 
 /**
- * Who may read a video's markers. WIRE.md: a video the token user does not own is a 403; production
+ * Who may read a video's markers. Production: a video the token user does not own is a 403; production
  * also lets the channel's editors read them. helixd keeps no list of editors; a user who created a
  * marker in the video marked it as an editor of the channel, so the owner and those users may read,
  * and (spec 4.4) each of them gets only the markers they created.

@@ -23,7 +23,7 @@ import {
 } from '../store/subscriptions.ts';
 import type { UserName } from '../store/users.ts';
 
-/** WIRE.md, Subscription. */
+/** The wire shape (docs/api.md), Subscription. */
 export interface Subscription {
   broadcaster_id: string;
   broadcaster_login: string;
@@ -45,7 +45,7 @@ export function subscriptionRowToSubscription(
   broadcaster: Pick<BroadcasterTotals, 'login' | 'display_name'>,
   users: ReadonlyMap<number, UserName>,
 ): Subscription {
-  // The gifter fields are "" when the subscription is not a gift (WIRE.md).
+  // The gifter fields are "" when the subscription is not a gift.
   const gift = row.is_gift === 1 && row.gifter_id !== null;
   const user = users.get(row.user_id);
   const gifter = gift ? users.get(row.gifter_id as number) : undefined;
@@ -121,7 +121,7 @@ async function namesOf(
   return names;
 }
 
-/** Production accepts up to 100 `user_id` values to check given users (WIRE.md). */
+/** Production accepts up to 100 `user_id` values to check given users. */
 const MAX_USER_IDS = 100;
 
 interface SubscriptionsQuery extends PagingQuery {

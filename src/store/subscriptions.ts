@@ -3,7 +3,7 @@ import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
 
-/** Subscription points per tier (WIRE.md: Tier 1 = 1, Tier 2 = 2, Tier 3 = 6); migration 004 sums them. */
+/** Subscription points per tier (docs/api.md: Tier 1 = 1, Tier 2 = 2, Tier 3 = 6); migration 004 sums them. */
 export const TIER_POINTS: Readonly<Record<Tier, number>> = { '1000': 1, '2000': 2, '3000': 6 };
 
 /**
