@@ -3,15 +3,11 @@
 // body is no body whatever its Content-Type; any other body type is a 415; a JSON value that is not
 // a string is a 400 naming the parameter. And CORS as a browser meets it: a Chromium preflight, the
 // Access-Control-Allow-Origin header on successes and errors, on every path.
-//
-// The pyTwitchAPI requests are what its sources build (twitchAPI/twitch.py, twitchAPI/oauth.py,
-// twitchAPI/helper.py) as aiohttp 3.11 writes them (client_reqrep.py): Host first, then the
-// caller's headers in their order, then Accept, Accept-Encoding, User-Agent; a POST gets
-// Content-Length (0 without data) and, without a type of its own, Content-Type:
-// application/octet-stream, even for an empty body. Query strings come from helper.build_url
-// (urllib.parse.quote of every value, a None value as a bare name) re-quoted by yarl.
+// The pyTwitchAPI requests are built as it builds them and written as aiohttp writes them
+// (test/aiohttp.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { aiohttpBytes, buildUrl } from './aiohttp.ts';
 import {
   bearer,
   forEachStore,
@@ -23,54 +19,9 @@ import {
   type TestApp,
 } from './helpers.ts';
 
-const AIOHTTP_UA = 'Python/3.12 aiohttp/3.11.11';
 const CHROMIUM_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const REDIRECT = 'http://localhost:3000/auth/callback';
-
-/**
- * A query value as it reaches the wire from pyTwitchAPI: urllib.parse.quote (safe '/') escapes
- * everything but unreserved characters and '/', then yarl un-escapes what it holds safe in a query
- * (':', '@', '?', "!$'()*,") except the separators '=', '+', '&', ';'. Net: a space is %20, a ':'
- * stays literal.
- */
-function pyQuote(v: string): string {
-  let out = '';
-  for (const b of Buffer.from(v, 'utf8')) {
-    const c = String.fromCharCode(b);
-    out +=
-      b < 128 && /[A-Za-z0-9\-._~/:@?!$'()*,]/.test(c)
-        ? c
-        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-/** helper.build_url: `name=quoted` joined with '&', in the dict's order; a None value is a bare name. */
-function buildUrl(path: string, params: [string, string | null][]): string {
-  const q = params.map(([k, v]) => (v === null ? k : `${k}=${pyQuote(v)}`)).join('&');
-  return q ? `${path}?${q}` : path;
-}
-
-/** The bytes aiohttp 3.11 writes for `session.request(method, url, headers=..., data=...)`. */
-function aiohttpBytes(
-  port: number,
-  method: 'GET' | 'POST',
-  target: string,
-  headers: [string, string][] = [],
-  form?: [string, string][],
-): string {
-  const lines = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${port}`];
-  for (const [k, v] of headers) lines.push(`${k}: ${v}`);
-  lines.push('Accept: */*', 'Accept-Encoding: gzip, deflate', `User-Agent: ${AIOHTTP_UA}`);
-  // data=dict: FormData, urlencoded with urllib's urlencode (quote_plus).
-  const body = form ? new URLSearchParams(form).toString() : '';
-  if (method === 'POST') {
-    lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
-    lines.push(`Content-Type: ${form ? 'application/x-www-form-urlencoded' : 'application/octet-stream'}`);
-  }
-  return `${lines.join('\r\n')}\r\n\r\n${body}`;
-}
 
 const json = (r: RawResponse) => JSON.parse(r.body);
 

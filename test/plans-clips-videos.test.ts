@@ -4,12 +4,13 @@
 // the routes run: compiled from the same store functions.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { type CompiledQuery, CompiledQuery as CQ, sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import type { Key } from '../src/http/cursor.ts';
 import { type ClipFilters, type ClipSelector, clipKey, clipsPageQuery } from '../src/store/clips.ts';
 import type { PageQuery } from '../src/store/page.ts';
 import { type VideoQuery, type VideoSelector, videoKey, videosPageQuery } from '../src/store/videos.ts';
 import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from './helpers.ts';
+import { explain } from './plans.ts';
 
 const DAY = 86400;
 const now = TEST_NOW / 1000;
@@ -33,14 +34,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
   });
   after(() => t.close());
 
-  /** The plan's lines: SQLite's `detail` column, PostgreSQL's `QUERY PLAN` text. */
-  async function plan(q: CompiledQuery): Promise<string[]> {
-    const prefix = kind === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const r = await t.store.db.executeQuery<Record<string, string>>(
-      CQ.raw(prefix + q.sql, [...q.parameters]),
-    );
-    return r.rows.map((row) => (kind === 'sqlite' ? (row.detail as string) : (row['QUERY PLAN'] as string)));
-  }
+  const plan = (q: CompiledQuery) => explain(kind, t.store.db, q);
 
   /** `keyed`: a page after a cursor, whose key must bound the index range (same cost at any depth). */
   function assertRangeScan(lines: string[], table: string, index: string, keyed: boolean): void {

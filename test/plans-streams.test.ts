@@ -6,11 +6,12 @@
 // streamsPageQuery is the query streamsPage executes.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { type CompiledQuery, CompiledQuery as Raw, sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import type { PageQuery } from '../src/store/page.ts';
 import { type StreamFilters, streamKey, streamsPage, streamsPageQuery } from '../src/store/streams.ts';
 import { userIdsByLogins } from '../src/store/users.ts';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from './helpers.ts';
+import { explain } from './plans.ts';
 
 const LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'pt', 'ko'];
 
@@ -63,14 +64,7 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
   });
   after(() => t.close());
 
-  /** The plan's lines: SQLite's `detail` column, PostgreSQL's `QUERY PLAN` text. */
-  async function plan(q: CompiledQuery): Promise<string[]> {
-    const prefix = kind === 'sqlite' ? 'explain query plan ' : 'explain ';
-    const r = await t.store.db.executeQuery<Record<string, string>>(
-      Raw.raw(prefix + q.sql, [...q.parameters]),
-    );
-    return r.rows.map((row) => (kind === 'sqlite' ? (row.detail as string) : (row['QUERY PLAN'] as string)));
-  }
+  const plan = (q: CompiledQuery) => explain(kind, t.store.db, q);
 
   /**
    * streams is read through one of `indexes` (a range, or, for a first page with no selector, an

@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { SeedInfo } from '../src/seed/index.ts';
+import { aiohttpBytes } from './aiohttp.ts';
 import {
   bearer,
   forEachStore,
@@ -26,22 +27,12 @@ import {
   type TestApp,
 } from './helpers.ts';
 
-const USER_AGENT = 'Python/3.12 aiohttp/3.9.5';
-
-/** One GET as aiohttp writes it for pyTwitchAPI: request line, then its headers in its order. */
-function aiohttpGet(port: number, target: string, token: string, clientId: string): string {
-  return [
-    `GET ${target} HTTP/1.1`,
-    `Host: 127.0.0.1:${port}`,
-    `Client-ID: ${clientId}`,
-    `Authorization: Bearer ${token}`,
-    'Accept: */*',
-    'Accept-Encoding: gzip, deflate',
-    `User-Agent: ${USER_AGENT}`,
-    '',
-    '',
-  ].join('\r\n');
-}
+/** One GET as aiohttp writes it for pyTwitchAPI, with its two headers in its order. */
+const aiohttpGet = (port: number, target: string, token: string, clientId: string): string =>
+  aiohttpBytes(port, 'GET', target, [
+    ['Client-ID', clientId],
+    ['Authorization', `Bearer ${token}`],
+  ]);
 
 forEachStore('pyTwitchAPI replayed byte for byte', (kind: StoreKind) => {
   let t: TestApp;
