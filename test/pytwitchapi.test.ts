@@ -5,6 +5,7 @@
 // - the query built from a dict in the library's order, None values dropped, lists repeated, each
 //   value str()-ed (Python's True is "True") and quoted with urllib.parse.quote, which yarl (under
 //   aiohttp) requotes: %3A becomes ":" again, %2B stays;
+// - get_users: id..., login...; without arguments no query string at all (the token's user);
 // - get_clips: broadcaster_id, game_id, id, after, before, first (default 20), ended_at,
 //   started_at, is_featured;
 // - get_videos: id..., user_id, game_id, after, before, first (default 20), language, period
@@ -48,6 +49,31 @@ forEachStore('pyTwitchAPI replayed byte for byte', (kind: StoreKind) => {
 
   const replay = async (target: string, token: string): Promise<RawResponse> =>
     rawRequest(port, aiohttpGet(port, target, token, seed.demoClientId));
+
+  it("get_users(): the tutorial's first call, GET /helix/users with no query, answers the token's user", async () => {
+    const res = await replay('/helix/users', await t.userToken(['user:read:email']));
+    assert.equal(res.status, 200, res.body);
+    const [me, ...rest] = JSON.parse(res.body).data;
+    assert.equal(rest.length, 0);
+    assert.equal(me.id, String(seed.demoUserId));
+    assert.match(me.email, /@/);
+  });
+
+  it('get_users(logins=[..]): login=a&login=b, each login once, the users in the order asked', async () => {
+    const users = await t.store.db
+      .selectFrom('users')
+      .select(['id', 'login'])
+      .orderBy('id')
+      .limit(2)
+      .execute();
+    const [a, b] = users as [(typeof users)[0], (typeof users)[0]];
+    const res = await replay(`/helix/users?login=${b.login}&login=${a.login}`, await t.appToken());
+    assert.equal(res.status, 200, res.body);
+    assert.deepEqual(
+      JSON.parse(res.body).data.map((u: { id: string }) => u.id),
+      [String(b.id), String(a.id)],
+    );
+  });
 
   it('get_clips(game_id=.., is_featured=True): is_featured=True reads as true', async () => {
     const clip = await t.store.db
