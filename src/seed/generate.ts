@@ -82,34 +82,111 @@ export function demoEmail(login: string): string {
 
 const CHUNK = 5000;
 
-async function emitChunked<T extends keyof Database>(
-  emit: Emit,
-  table: T,
-  rows: Database[T][],
-): Promise<void> {
-  for (let i = 0; i < rows.length; i += CHUNK) await emit(table, rows.slice(i, i + CHUNK));
+type Sizes = ReturnType<typeof sizesFor>;
+
+/**
+ * What a channel is before any of its content: its user, its language, the game it mostly plays,
+ * whether it is live, and its size rank (its index: 0 is the biggest channel, the demo broadcaster,
+ * and size falls with the rank). Drawn once; every table after the users reads it.
+ */
+interface Channel {
+  rank: number;
+  user: Database['users'];
+  language: string;
+  /** index into the games */
+  mainGame: number;
+  live: boolean;
 }
 
+/** What every table's generation reads. */
+interface World {
+  seed: number;
+  size: Sizes;
+  /** the data ends just before this (the anchor day) */
+  end: number;
+  channels: Channel[];
+}
+
+/** A channel picked with a skew toward the big ones (rank 0). */
+function pickChannel(w: World, rng: Random, skew = 3): Channel {
+  return w.channels[rng.skewedIndex(w.size.users, skew)] as Channel;
+}
+
+/** A game index picked with a skew toward the first games. */
+function pickGame(size: Sizes, rng: Random): number {
+  return rng.skewedIndex(size.games, 2.5);
+}
+
+/**
+ * The demo data, table by table, one function each. Each table draws from random streams of its own
+ * name, so that changing how one table is generated does not change the others. Two streams serve
+ * two tables each, in this order: 'streams' (which channels are live, then the streams' rows) and
+ * 'analytics' (the games' days, then the extensions'). The big tables are generators: their rows
+ * are written as they are made, CHUNK at a time, so that at most one chunk of them is held in memory.
+ */
 export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary> {
-  const size = sizesFor(o.users);
   const counts: SeedSummary['counts'] = {};
-  const end = o.anchor; // data ends just before the anchor day
-  const tally = async <T extends keyof Database>(table: T, rows: Database[T][]) => {
-    counts[table] = (counts[table] ?? 0) + rows.length;
-    await emitChunked(emit, table, rows);
-  };
-  // The big tables are written as they are generated, CHUNK rows at a time, so that at most one
-  // chunk of them is held in memory; the random draws happen in the same order either way.
-  const flush = async <T extends keyof Database>(table: T, rows: Database[T][]): Promise<Database[T][]> => {
-    await tally(table, rows);
-    return [];
+  const write = async <T extends keyof Database>(table: T, rows: Iterable<Database[T]>): Promise<void> => {
+    let chunk: Database[T][] = [];
+    let n = counts[table] ?? 0;
+    for (const row of rows) {
+      chunk.push(row);
+      n++;
+      if (chunk.length === CHUNK) {
+        await emit(table, chunk);
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) await emit(table, chunk);
+    counts[table] = n;
   };
 
-  // ---- users -----------------------------------------------------------------------------------
+  const size = sizesFor(o.users);
+  const liveDraws = new Random(o.seed, 'streams');
+  const w: World = { seed: o.seed, size, end: o.anchor, channels: channels(o, size, liveDraws) };
+  const users = w.channels.map((c) => c.user);
+  const demo = users[0] as Database['users'];
+  await write('users', users);
+  const client = demoClient(w);
+  await write('clients', [client.row]);
+  const games = gameRows(w);
+  // The live streams add their viewers to their games' counts (they drive /games/top).
+  const streams = streamRows(w, games, liveDraws);
+  await write('games', games);
+  await write('streams', streams);
+  const videos = videoRows(w, games);
+  await write('videos', videos.rows);
+  await write('clips', clipRows(w, games, videos));
+  await write('markers', markerRows(w, videos));
+  await write('subscriptions', subscriptionRows(w));
+  await write('follows', followRows(w));
+  await write('moderators', moderatorRows(w));
+  await write('tags', tagRows(w));
+  const extensions = extensionRows(w);
+  await write('extensions', extensions);
+  const analytics = new Random(o.seed, 'analytics');
+  await write('game_days', gameDayRows(w, games, analytics));
+  await write('extension_days', extensionDayRows(w, extensions, analytics));
+
+  return {
+    demoUserId: demo.id,
+    demoLogin: demo.login,
+    demoClientId: client.id,
+    demoClientSecret: client.secret,
+    counts,
+  };
+}
+
+/**
+ * The channels, one per user: the users and their languages from the stream 'users', the main games
+ * from 'main-game', and which channels are live from the first draws of `liveDraws` ('streams').
+ */
+function channels(o: SeedOptions, size: Sizes, liveDraws: Random): Channel[] {
   const ru = new Random(o.seed, 'users');
+  // Each channel mostly plays one game.
+  const rm = new Random(o.seed, 'main-game');
   const logins = new Set<string>();
-  const users: Database['users'][] = [];
-  const userLang: string[] = [];
+  const channels: Channel[] = [];
   for (let i = 0; i < size.users; i++) {
     let base = `${ru.pick(ADJECTIVES)}${ru.pick(NOUNS)}`;
     if (ru.chance(0.5)) base += String(ru.int(1, 999));
@@ -120,101 +197,126 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     const display = ru.chance(0.7) ? login.charAt(0).toUpperCase() + login.slice(1) : login;
     // Channel size falls with the index: user 0 is the biggest channel, the demo broadcaster.
     const broadcaster_type = i < size.users * 0.02 ? 'partner' : i < size.users * 0.3 ? 'affiliate' : '';
-    users.push({
+    const user: Database['users'] = {
       id: 41_000_000 + i * 37 + ru.int(0, 36),
       login,
       display_name: display,
       broadcaster_type,
       description: `${display} streams ${ru.pick(TITLE_PARTS).toLowerCase()}.`,
-      created_at: PLATFORM_START + ru.int(0, end - 30 * DAY - PLATFORM_START),
+      created_at: PLATFORM_START + ru.int(0, o.anchor - 30 * DAY - PLATFORM_START),
       email: demoEmail(login),
-    });
-    userLang.push(ru.weighted(LANGUAGES, LANGUAGE_WEIGHTS));
+    };
+    const language = ru.weighted(LANGUAGES, LANGUAGE_WEIGHTS);
+    channels.push({ rank: i, user, language, mainGame: pickGame(size, rm), live: false });
   }
-  const demo = users[0] as Database['users'];
-  await tally('users', users);
-  const userIx = (rng: Random, skew = 3) => rng.skewedIndex(size.users, skew);
+  // The demo broadcaster is live, and as many others as there are streams, the big ones likelier.
+  (channels[0] as Channel).live = true;
+  let live = 1;
+  while (live < size.streams) {
+    const c = channels[liveDraws.skewedIndex(size.users, 1.5)] as Channel;
+    if (!c.live) live++;
+    c.live = true;
+  }
+  return channels;
+}
 
-  // ---- demo client -----------------------------------------------------------------------------
-  const rc = new Random(o.seed, 'clients');
-  const demoClientId = rc.alnum(30);
-  const demoClientSecret = rc.alnum(30);
-  await tally('clients', [
-    {
-      id: demoClientId,
+/** The demo app: its id and secret are drawn, so that every seed has its own. */
+function demoClient(w: World): { row: Database['clients']; id: string; secret: string } {
+  const rc = new Random(w.seed, 'clients');
+  const id = rc.alnum(30);
+  const secret = rc.alnum(30);
+  return {
+    id,
+    secret,
+    row: {
+      id,
       name: 'helixd demo app',
-      secret_hash: sha256(demoClientSecret),
-      demo_secret: demoClientSecret,
+      secret_hash: sha256(secret),
+      demo_secret: secret,
       redirect_uris: JSON.stringify(['http://localhost:3000', 'http://localhost:3000/auth/callback']),
-      created_at: end - 10 * DAY,
+      created_at: w.end - 10 * DAY,
     },
-  ]);
+  };
+}
 
-  // ---- games -----------------------------------------------------------------------------------
-  const rg = new Random(o.seed, 'games');
-  const gameNames = new Set<string>();
+/** The games, without viewers yet (`streamRows` counts them). */
+function gameRows(w: World): Database['games'][] {
+  const rg = new Random(w.seed, 'games');
+  const demo = (w.channels[0] as Channel).user;
+  const names = new Set<string>();
   const games: Database['games'][] = [];
-  for (let i = 0; i < size.games; i++) {
+  for (let i = 0; i < w.size.games; i++) {
     let name = `${rg.pick(GAME_FIRST)} ${rg.pick(GAME_SECOND)}${rg.pick(GAME_SUFFIX)}`;
-    for (let n = 2; gameNames.has(name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
-    gameNames.add(name);
+    for (let n = 2; names.has(name); n++) name = `${name.replace(/ \(\d+\)$/, '')} (${n})`;
+    names.add(name);
     games.push({
       id: 20_000 + i * 13 + rg.int(0, 12),
       name,
       igdb_id: rg.chance(0.8) ? String(rg.int(1000, 300_000)) : '',
       // A few games belong to a developer account (their analytics are readable by it); the demo
       // broadcaster owns three, so its token can read game reports.
-      owner_id:
-        i >= 3 && i < 6 ? demo.id : rg.chance(0.04) ? (users[userIx(rg, 1)] as Database['users']).id : null,
+      owner_id: i >= 3 && i < 6 ? demo.id : rg.chance(0.04) ? pickChannel(w, rg, 1).user.id : null,
       viewer_count: 0,
       stream_count: 0,
     });
   }
-  const gameIx = (rng: Random) => rng.skewedIndex(size.games, 2.5);
-  // Each channel mostly plays one game.
-  const rm = new Random(o.seed, 'main-game');
-  const userGame = users.map(() => gameIx(rm));
+  return games;
+}
 
-  // ---- live streams (they drive /games/top) -------------------------------------------------------
-  const rs = new Random(o.seed, 'streams');
-  // Tags and the mature flag came later than the other columns: drawn from a stream of their own,
-  // so that the streams' other values (and the games' viewer sums) stay what they were.
-  const rst = new Random(o.seed, 'stream-tags');
-  const liveUsers = new Set<number>([0]);
-  while (liveUsers.size < size.streams) liveUsers.add(userIx(rs, 1.5));
+/**
+ * One stream per live channel, in rank order; each adds its viewers to its game. Draws continue
+ * `liveDraws` after the choice of the live channels. Tags and the mature flag came later than the
+ * other columns: drawn from a stream of their own, so that the streams' other values (and the
+ * games' viewer sums) stay what they were.
+ */
+function streamRows(w: World, games: Database['games'][], liveDraws: Random): Database['streams'][] {
+  const rs = liveDraws;
+  const rst = new Random(w.seed, 'stream-tags');
   const streams: Database['streams'][] = [];
-  const coverage = Math.floor(size.games * 0.9);
-  let s = 0;
-  for (const ui of [...liveUsers].sort((a, b) => a - b)) {
-    const u = users[ui] as Database['users'];
+  const coverage = Math.floor(w.size.games * 0.9);
+  for (const c of w.channels) {
+    if (!c.live) continue;
+    const s = streams.length;
     // Most games have someone live; the rest follow the channels' main games.
-    const gi = s < coverage ? s : (userGame[ui] as number);
-    const g = games[gi] as Database['games'];
-    const viewers = Math.max(0, Math.floor(rs.pareto(3, 1.1, 300_000) * (ui < 20 ? 40 : 1)) - rs.int(0, 3));
+    const g = games[s < coverage ? s : c.mainGame] as Database['games'];
+    const viewers = Math.max(
+      0,
+      Math.floor(rs.pareto(3, 1.1, 300_000) * (c.rank < 20 ? 40 : 1)) - rs.int(0, 3),
+    );
     g.viewer_count += viewers;
     g.stream_count += 1;
     streams.push({
       id: 40_000_000_000 + s * 101 + rs.int(0, 100),
-      user_id: u.id,
+      user_id: c.user.id,
       game_id: g.id,
       title: `${rs.pick(TITLE_PARTS)} | ${g.name}`,
       viewer_count: viewers,
-      language: userLang[ui] as string,
-      started_at: end - rs.int(600, 12 * 3600),
+      language: c.language,
+      started_at: w.end - rs.int(600, 12 * 3600),
       tags: JSON.stringify(streamTags(rst)),
       is_mature: rst.chance(0.1) ? 1 : 0,
     });
-    s++;
   }
-  await tally('games', games);
-  await tally('streams', streams);
+  return streams;
+}
 
-  // ---- videos (ids grow with time, as on the platform) ---------------------------------------------
-  const rv = new Random(o.seed, 'videos');
-  const draft: (Omit<Database['videos'], 'id'> & { ui: number })[] = [];
-  for (let i = 0; i < size.videos; i++) {
-    const ui = i < 40 ? 0 : userIx(rv, 2.5);
-    const u = users[ui] as Database['users'];
+interface Videos {
+  /** oldest first: ids grow with time, as on the platform */
+  rows: Database['videos'][];
+  /** each channel's videos, by rank; a channel without videos has no entry */
+  ofChannel: Map<number, Database['videos'][]>;
+  /** each channel's past broadcasts, by rank; a channel without any has no entry */
+  archivesOf: Map<number, Database['videos'][]>;
+}
+
+/** The videos: the demo broadcaster's first forty, then mostly the big channels'. */
+function videoRows(w: World, games: Database['games'][]): Videos {
+  const rv = new Random(w.seed, 'videos');
+  const { end } = w;
+  const draft: (Omit<Database['videos'], 'id'> & { rank: number })[] = [];
+  for (let i = 0; i < w.size.videos; i++) {
+    const c = i < 40 ? (w.channels[0] as Channel) : pickChannel(w, rv, 2.5);
+    const u = c.user;
     const type = rv.weighted(['archive', 'highlight', 'upload'] as const, [60, 25, 15]);
     const since = Math.max(u.created_at, type === 'archive' ? end - 60 * DAY : u.created_at);
     const created = since + rv.int(0, end - DAY - since);
@@ -224,7 +326,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
         : type === 'highlight'
           ? rv.int(30, 1800)
           : rv.int(60, 3600);
-    const gi = rv.chance(0.8) ? (userGame[ui] as number) : gameIx(rv);
+    const gi = rv.chance(0.8) ? c.mainGame : pickGame(w.size, rv);
     let muted: string | null = null;
     if (type === 'archive' && rv.chance(0.2)) {
       const segs = [];
@@ -238,7 +340,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     }
     const game = games[gi] as Database['games'];
     draft.push({
-      ui,
+      rank: c.rank,
       stream_id: type === 'archive' ? 39_000_000_000 + i * 7 + rv.int(0, 6) : null,
       user_id: u.id,
       game_id: game.id,
@@ -246,7 +348,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       description: rv.chance(0.4) ? `Playing ${game.name}. ${rv.pick(TITLE_PARTS)}.` : '',
       created_at: created,
       published_at: type === 'upload' ? created + rv.int(60, 3600) : created,
-      language: userLang[ui] as string,
+      language: c.language,
       type,
       view_count: rv.pareto(1, 1.2, 50_000_000),
       duration_s: duration,
@@ -254,31 +356,30 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     });
   }
   draft.sort((a, b) => a.created_at - b.created_at || a.user_id - b.user_id);
-  const videos: Database['videos'][] = [];
-  const archivesOf = new Map<number, Database['videos'][]>();
-  const videosOf = new Map<number, Database['videos'][]>();
-  draft.forEach(({ ui, ...v }, i) => {
+  const videos: Videos = { rows: [], ofChannel: new Map(), archivesOf: new Map() };
+  const add = (map: Map<number, Database['videos'][]>, rank: number, row: Database['videos']) => {
+    const list = map.get(rank);
+    if (list) list.push(row);
+    else map.set(rank, [row]);
+  };
+  draft.forEach(({ rank, ...v }, i) => {
     const row = { id: 1_000_000_000 + i * 3 + (i % 3), ...v };
-    videos.push(row);
-    if (!videosOf.has(ui)) videosOf.set(ui, []);
-    videosOf.get(ui)?.push(row);
-    if (v.type === 'archive') {
-      if (!archivesOf.has(ui)) archivesOf.set(ui, []);
-      archivesOf.get(ui)?.push(row);
-    }
+    videos.rows.push(row);
+    add(videos.ofChannel, rank, row);
+    if (v.type === 'archive') add(videos.archivesOf, rank, row);
   });
-  draft.length = 0;
-  await tally('videos', videos);
+  return videos;
+}
 
-  // ---- clips -----------------------------------------------------------------------------------
-  const rcl = new Random(o.seed, 'clips');
-  const clipIds = new Set<string>();
-  let clips: Database['clips'][] = [];
-  for (let i = 0; i < size.clips; i++) {
-    if (clips.length === CHUNK) clips = await flush('clips', clips);
-    const ui = i < size.clips * 0.05 ? 0 : userIx(rcl, 3);
-    const u = users[ui] as Database['users'];
-    const archives = archivesOf.get(ui);
+/** The clips: a twentieth of them the demo broadcaster's; most of a channel's from its broadcasts. */
+function* clipRows(w: World, games: Database['games'][], videos: Videos): Generator<Database['clips']> {
+  const rcl = new Random(w.seed, 'clips');
+  const { end } = w;
+  const ids = new Set<string>();
+  for (let i = 0; i < w.size.clips; i++) {
+    const c = i < w.size.clips * 0.05 ? (w.channels[0] as Channel) : pickChannel(w, rcl, 3);
+    const u = c.user;
+    const archives = videos.archivesOf.get(c.rank);
     const fromVod = archives !== undefined && rcl.chance(0.6);
     const vod = fromVod ? rcl.pick(archives) : undefined;
     const created = vod
@@ -287,134 +388,142 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     let id = '';
     do {
       id = `${cap(rcl.pick(ADJECTIVES))}${cap(rcl.pick(NOUNS))}${cap(rcl.pick(ADJECTIVES))}${cap(rcl.pick(NOUNS))}-${rcl.alnum(16)}`;
-    } while (clipIds.has(id));
-    clipIds.add(id);
-    clips.push({
+    } while (ids.has(id));
+    ids.add(id);
+    yield {
       id,
       broadcaster_id: u.id,
-      creator_id: (users[userIx(rcl, 1)] as Database['users']).id,
+      creator_id: pickChannel(w, rcl, 1).user.id,
       video_id: vod ? vod.id : null,
       game_id: vod
         ? vod.game_id
-        : (games[rcl.chance(0.8) ? (userGame[ui] as number) : gameIx(rcl)] as Database['games']).id,
-      language: userLang[ui] as string,
+        : (games[rcl.chance(0.8) ? c.mainGame : pickGame(w.size, rcl)] as Database['games']).id,
+      language: c.language,
       title: rcl.pick(CLIP_TITLES),
       view_count: rcl.pareto(1, 0.9, 20_000_000),
       created_at: Math.min(created, end - 1),
       duration_ds: rcl.int(50, 600),
       vod_offset: vod ? Math.max(0, created - vod.created_at - 30) : null,
       is_featured: rcl.chance(0.12) ? 1 : 0,
-    });
+    };
   }
-  await tally('clips', clips);
-  clipIds.clear();
+}
 
-  // ---- stream markers: on videos, created by their owner (or now and then by an editor) ---------
-  const rk = new Random(o.seed, 'markers');
-  let markers: Database['markers'][] = [];
-  const demoVideos = videosOf.get(0) ?? [];
-  for (let i = 0; i < size.markers; i++) {
-    if (markers.length === CHUNK) markers = await flush('markers', markers);
+/**
+ * Stream markers: on videos, created by their owner (or now and then by an editor); the first
+ * quarter on the demo broadcaster's three latest videos.
+ */
+function* markerRows(w: World, videos: Videos): Generator<Database['markers']> {
+  const rk = new Random(w.seed, 'markers');
+  const demoVideos = videos.ofChannel.get(0) ?? [];
+  for (let i = 0; i < w.size.markers; i++) {
     const v =
-      i < size.markers / 4 && demoVideos.length
+      i < w.size.markers / 4 && demoVideos.length
         ? (demoVideos[demoVideos.length - 1 - (i % 3)] as Database['videos'])
-        : rk.pick(videos);
+        : rk.pick(videos.rows);
     const editor = rk.chance(0.1);
     const position = rk.int(0, v.duration_s);
-    markers.push({
+    yield {
       id: rk.hex(32),
       video_id: v.id,
-      creator_id: editor ? (users[userIx(rk, 1)] as Database['users']).id : v.user_id,
+      creator_id: editor ? pickChannel(w, rk, 1).user.id : v.user_id,
       created_at: v.created_at + position,
       description: rk.pick(MARKER_NOTES),
       position_seconds: position,
-    });
+    };
   }
-  await tally('markers', markers);
+}
 
-  // ---- subscriptions: unique (broadcaster, user) --------------------------------------------------
-  const rsub = new Random(o.seed, 'subscriptions');
-  let subs: Database['subscriptions'][] = [];
-  const subSeen = new PairSet(size.subscriptions);
-  for (let i = 0; i < size.subscriptions; i++) {
-    if (subs.length === CHUNK) subs = await flush('subscriptions', subs);
-    const bi = i < size.users / 2 ? 0 : userIx(rsub, 3.5);
-    const ui = rsub.int(0, size.users - 1);
-    if (ui === bi || subSeen.has(bi * size.users + ui)) continue;
-    subSeen.add(bi * size.users + ui);
-    const b = users[bi] as Database['users'];
+/** Subscriptions, unique (broadcaster, user): the first half of the draws to the demo broadcaster. */
+function* subscriptionRows(w: World): Generator<Database['subscriptions']> {
+  const rsub = new Random(w.seed, 'subscriptions');
+  const { users } = w.size;
+  const seen = new PairSet(w.size.subscriptions);
+  const user = (rank: number) => (w.channels[rank] as Channel).user;
+  for (let i = 0; i < w.size.subscriptions; i++) {
+    const bi = i < users / 2 ? 0 : rsub.skewedIndex(users, 3.5);
+    const ui = rsub.int(0, users - 1);
+    if (ui === bi || seen.has(bi * users + ui)) continue;
+    seen.add(bi * users + ui);
+    const b = user(bi);
     const tier = rsub.weighted(['1000', '2000', '3000'] as const, [82, 11, 7]);
     const gift = rsub.chance(0.3);
-    let gifter = gift ? rsub.int(0, size.users - 1) : -1;
+    let gifter = gift ? rsub.int(0, users - 1) : -1;
     if (gifter === ui || gifter === bi)
-      gifter = (ui + 1) % size.users === bi ? (ui + 2) % size.users : (ui + 1) % size.users;
-    subs.push({
+      gifter = (ui + 1) % users === bi ? (ui + 2) % users : (ui + 1) % users;
+    yield {
       broadcaster_id: b.id,
-      user_id: (users[ui] as Database['users']).id,
+      user_id: user(ui).id,
       tier,
       plan_name: `Channel Subscription (${b.login})${tier === '1000' ? '' : tier === '2000' ? ': $9.99 Sub' : ': $24.99 Sub'}`,
       is_gift: gift ? 1 : 0,
-      gifter_id: gift ? (users[gifter] as Database['users']).id : null,
-      created_at: end - rsub.int(3600, 365 * DAY),
-    });
+      gifter_id: gift ? user(gifter).id : null,
+      created_at: w.end - rsub.int(3600, 365 * DAY),
+    };
   }
-  await tally('subscriptions', subs);
+}
 
-  // ---- follows ---------------------------------------------------------------------------------
-  const rf = new Random(o.seed, 'follows');
-  let follows: Database['follows'][] = [];
-  const followSeen = new PairSet(size.follows);
-  for (let i = 0; i < size.follows; i++) {
-    if (follows.length === CHUNK) follows = await flush('follows', follows);
-    const from = rf.int(0, size.users - 1);
-    const to = userIx(rf, 3);
-    if (from === to || followSeen.has(from * size.users + to)) continue;
-    followSeen.add(from * size.users + to);
-    const a = users[from] as Database['users'];
-    const b = users[to] as Database['users'];
+/** Follows, unique (follower, channel): anyone follows, mostly the big channels. */
+function* followRows(w: World): Generator<Database['follows']> {
+  const rf = new Random(w.seed, 'follows');
+  const { users } = w.size;
+  const seen = new PairSet(w.size.follows);
+  for (let i = 0; i < w.size.follows; i++) {
+    const from = rf.int(0, users - 1);
+    const to = rf.skewedIndex(users, 3);
+    if (from === to || seen.has(from * users + to)) continue;
+    seen.add(from * users + to);
+    const a = (w.channels[from] as Channel).user;
+    const b = (w.channels[to] as Channel).user;
     const since = Math.max(a.created_at, b.created_at);
-    follows.push({ from_id: a.id, to_id: b.id, followed_at: since + rf.int(0, end - since - 1) });
+    yield { from_id: a.id, to_id: b.id, followed_at: since + rf.int(0, w.end - since - 1) };
   }
-  await tally('follows', follows);
+}
 
-  // ---- moderators: 1 to 4 per partner channel, 8 for the demo broadcaster, who also moderates 3
-  // other channels, so that both sides of the moderator rule of GET /channels/followers are in the
-  // demo data. Drawn from their own stream: the other tables do not change.
-  const rmod = new Random(o.seed, 'moderators');
+/**
+ * Moderators: 1 to 4 per partner channel, 8 for the demo broadcaster, who also moderates 3 other
+ * channels, so that both sides of the moderator rule of GET /channels/followers are in the demo
+ * data. Drawn from their own stream: the other tables do not change.
+ */
+function moderatorRows(w: World): Database['moderators'][] {
+  const rmod = new Random(w.seed, 'moderators');
+  const { users } = w.size;
   const moderators: Database['moderators'][] = [];
-  const modSeen = new Set<number>();
+  const seen = new Set<number>();
   const moderate = (bi: number, want: number, pickUser: () => number) => {
     for (let got = 0, tries = 0; got < want && tries < want * 10; tries++) {
       const ui = pickUser();
-      if (ui === bi || modSeen.has(bi * size.users + ui)) continue;
-      modSeen.add(bi * size.users + ui);
+      if (ui === bi || seen.has(bi * users + ui)) continue;
+      seen.add(bi * users + ui);
       got++;
-      const b = users[bi] as Database['users'];
-      const u = users[ui] as Database['users'];
+      const b = (w.channels[bi] as Channel).user;
+      const u = (w.channels[ui] as Channel).user;
       const since = Math.max(b.created_at, u.created_at);
       moderators.push({
         broadcaster_id: b.id,
         user_id: u.id,
-        created_at: since + rmod.int(0, end - since - 1),
+        created_at: since + rmod.int(0, w.end - since - 1),
       });
     }
   };
-  const partners = Math.max(1, Math.ceil(size.users * 0.02));
-  for (let bi = 0; bi < partners && bi < size.users; bi++)
-    moderate(bi, bi === 0 ? 8 : rmod.int(1, 4), () => rmod.int(0, size.users - 1));
-  const modded = Math.min(size.users - 1, 20);
+  const partners = Math.max(1, Math.ceil(users * 0.02));
+  for (let bi = 0; bi < partners && bi < users; bi++)
+    moderate(bi, bi === 0 ? 8 : rmod.int(1, 4), () => rmod.int(0, users - 1));
+  const modded = Math.min(users - 1, 20);
   for (let k = 0, tries = 0; k < 3 && modded > 0 && tries < 30; tries++) {
     const bi = rmod.int(1, modded);
-    if (modSeen.has(bi * size.users)) continue;
+    if (seen.has(bi * users)) continue;
     moderate(bi, 1, () => 0);
     k++;
   }
-  await tally('moderators', moderators);
+  return moderators;
+}
 
-  // ---- stream tags -----------------------------------------------------------------------------
-  const rt = new Random(o.seed, 'tags');
+/** The stream tags of the legacy tag operations, named in every locale. */
+function tagRows(w: World): Database['tags'][] {
+  const rt = new Random(w.seed, 'tags');
   const tags: Database['tags'][] = [];
-  for (let i = 0; i < size.tags; i++) {
+  for (let i = 0; i < w.size.tags; i++) {
     const word = TAG_WORDS[i % TAG_WORDS.length] as string;
     const name = i < TAG_WORDS.length ? word : `${word} ${Math.floor(i / TAG_WORDS.length) + 1}`;
     const names: Record<string, string> = {};
@@ -430,45 +539,56 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       localization_descriptions: JSON.stringify(descriptions),
     });
   }
-  await tally('tags', tags);
+  return tags;
+}
 
-  // ---- extensions ------------------------------------------------------------------------------
-  const rx = new Random(o.seed, 'extensions');
+/** Extensions: the first three the demo broadcaster's, so its token can read extension reports. */
+function extensionRows(w: World): Database['extensions'][] {
+  const rx = new Random(w.seed, 'extensions');
+  const demo = (w.channels[0] as Channel).user;
   const extensions: Database['extensions'][] = [];
-  for (let i = 0; i < size.extensions; i++) {
+  for (let i = 0; i < w.size.extensions; i++) {
     extensions.push({
       id: rx.alnum(30),
       name: `${cap(rx.pick(ADJECTIVES))} ${rx.pick(EXTENSION_WORDS)}`,
-      owner_id: i < 3 ? demo.id : (users[userIx(rx, 1)] as Database['users']).id,
+      owner_id: i < 3 ? demo.id : pickChannel(w, rx, 1).user.id,
       version: `${rx.int(0, 3)}.${rx.int(0, 20)}.${rx.int(0, 9)}`,
     });
   }
-  await tally('extensions', extensions);
+  return extensions;
+}
 
-  // ---- analytics days (with gaps: days without data are missing, as on the platform) --------------
-  const ra = new Random(o.seed, 'analytics');
-  const lastDay = end - DAY;
-  const dayTexts = new Map<number, string>();
-  const dayText = (d: number) => {
-    let t = dayTexts.get(d);
+/** ISO day texts, each computed once: the analytics tables repeat a few thousand days. */
+function dayTexts(): (unixSeconds: number) => string {
+  const texts = new Map<number, string>();
+  return (d) => {
+    let t = texts.get(d);
     if (t === undefined) {
       t = isoDay(d);
-      dayTexts.set(d, t);
+      texts.set(d, t);
     }
     return t;
   };
-  let gameDays: Database['game_days'][] = [];
-  for (const g of games.filter((x) => x.owner_id !== null)) {
+}
+
+/**
+ * The days of each owned game's analytics, from a start drawn after ANALYTICS_EPOCH to the day
+ * before the anchor, with gaps: days without data are missing, as on the platform. Draws from `ra`
+ * ('analytics') before `extensionDayRows` does.
+ */
+function* gameDayRows(w: World, games: Database['games'][], ra: Random): Generator<Database['game_days']> {
+  const dayText = dayTexts();
+  const lastDay = w.end - DAY;
+  for (const g of games) {
+    if (g.owner_id === null) continue;
     const start = ANALYTICS_EPOCH + ra.int(0, 400) * DAY;
     const scale = ra.pareto(50, 1.3, 200_000);
-    if (gameDays.length >= CHUNK) gameDays = await flush('game_days', gameDays);
-    const rows = gameDays;
     for (let d = start; d <= lastDay; d += DAY) {
       if (ra.chance(0.03)) continue;
       const views = Math.floor(scale * (0.6 + ra.next()));
       const uv = Math.floor(views * (0.3 + 0.4 * ra.next()));
       const bc = Math.max(1, Math.floor(views / (40 + ra.int(0, 80))));
-      rows.push({
+      yield {
         game_id: g.id,
         day: dayText(d),
         views,
@@ -478,16 +598,22 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
         minutes_broadcast: bc * ra.int(30, 240),
         clips_created: Math.floor(views / ra.int(50, 500)),
         follows: Math.floor(uv / ra.int(20, 200)),
-      });
+      };
     }
   }
-  await tally('game_days', gameDays);
-  let extensionDays: Database['extension_days'][] = [];
+}
+
+/** The days of each extension's analytics, as `gameDayRows`; continues `ra` after the games' days. */
+function* extensionDayRows(
+  w: World,
+  extensions: Database['extensions'][],
+  ra: Random,
+): Generator<Database['extension_days']> {
+  const dayText = dayTexts();
+  const lastDay = w.end - DAY;
   for (const x of extensions) {
     const start = ANALYTICS_EPOCH + ra.int(0, 900) * DAY;
     const scale = ra.pareto(20, 1.3, 100_000);
-    if (extensionDays.length >= CHUNK) extensionDays = await flush('extension_days', extensionDays);
-    const rows = extensionDays;
     for (let d = start; d <= lastDay; d += DAY) {
       if (ra.chance(0.03)) continue;
       const channels = Math.max(1, Math.floor(scale * (0.6 + ra.next())));
@@ -495,7 +621,7 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
       const views = Math.floor(renders * (0.2 + 0.5 * ra.next()));
       const viewers = Math.floor(views * (0.3 + 0.4 * ra.next()));
       const interactors = Math.floor(viewers * 0.1 * ra.next());
-      rows.push({
+      yield {
         extension_id: x.id,
         day: dayText(d),
         installs: ra.int(0, Math.max(1, Math.floor(channels / 20))),
@@ -508,12 +634,9 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
         unique_viewers: viewers,
         unique_interactors: interactors,
         clicks: interactors * ra.int(1, 6),
-      });
+      };
     }
   }
-  await tally('extension_days', extensionDays);
-
-  return { demoUserId: demo.id, demoLogin: demo.login, demoClientId, demoClientSecret, counts };
 }
 
 /**

@@ -1,7 +1,7 @@
 // Seeding on two threads: this worker generates the rows and encodes each chunk as JSON while the
 // main thread writes the previous chunks into the store. Generating and encoding are about a fifth
-// of seeding; SQLite's inserts and index builds are the rest (bench/README.md). The rows and their
-// order are exactly those of `generate` run in one thread.
+// of seeding; SQLite's inserts and index builds are the rest (docs/perf-history.md, "Seeding"). The
+// rows and their order are exactly those of `generate` run in one thread.
 //
 // Main thread: `generateChunks(options, threads, onChunk)`. The worker sends { kind: 'chunk', table,
 // columns, json, rows } and waits for an ack once WINDOW chunks are unacknowledged, so at most that
