@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
-import type { Key } from '../src/http/cursor.ts';
 import { type ClipFilters, type ClipSelector, clipKey, clipsPageQuery } from '../src/store/clips.ts';
-import type { PageQuery } from '../src/store/page.ts';
+import type { Key, PageQuery } from '../src/store/page.ts';
 import { type VideoQuery, type VideoSelector, videoKey, videosPageQuery } from '../src/store/videos.ts';
 import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from './helpers.ts';
 import { explain } from './plans.ts';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SPEC_SCOPES } from '../src/auth/scopes.ts';
 import { dayStart } from '../src/seed/generate.ts';
-import { DATA_TABLES, seedStore } from '../src/seed/index.ts';
+import { seedStore } from '../src/seed/index.ts';
+import { DATA_TABLES } from '../src/store/bulk.ts';
 import { bearer, STORE_KINDS, startTestApp, TEST_NOW, type TestApp, tempStore } from './helpers.ts';
 
 // One query of each operation, filled in with the demo broadcaster's ids (the same on every store

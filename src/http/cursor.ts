@@ -1,8 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Key } from '../store/page.ts';
 import { badRequest } from './errors.ts';
-
-/** A row's position in an ordering: its sort value(s) and then its id. */
-export type Key = readonly (string | number)[];
 
 /** What a cursor says: the keys of the first and last rows of the page it was issued with. */
 export interface CursorPage {

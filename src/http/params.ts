@@ -1,7 +1,7 @@
 // Request rules shared by several operations (spec section 4, common rules), written once.
 import type { AppContext } from '../context.ts';
-import type { Page } from '../store/page.ts';
-import { type CursorPage, cursorScope, decodeCursor, encodeCursor, type Key } from './cursor.ts';
+import type { Key, Page } from '../store/page.ts';
+import { type CursorPage, cursorScope, decodeCursor, encodeCursor } from './cursor.ts';
 import { badRequest } from './errors.ts';
 
 export const MAX_FIRST = 100;

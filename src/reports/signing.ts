@@ -4,12 +4,10 @@
 // The origin is not signed: the same URL works behind any address of the same deployment.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { forbidden } from '../http/errors.ts';
+import type { ReportKind } from '../store/analytics.ts';
 
 /** Lifetime of a report URL, seconds (spec 8). */
 export const REPORT_URL_TTL = 300;
-
-export const REPORT_KINDS = ['games', 'extensions'] as const;
-export type ReportKind = (typeof REPORT_KINDS)[number];
 
 export const REPORT_TYPES = ['overview_v2'] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];

@@ -12,16 +12,11 @@ import {
   singleString,
 } from '../http/params.ts';
 import { addDays, dayOfMs, dayToWire, effectiveRange, readRequestedRange } from '../reports/dates.ts';
-import {
-  REPORT_TYPES,
-  REPORT_URL_TTL,
-  type ReportKind,
-  type ReportType,
-  reportPath,
-} from '../reports/signing.ts';
+import { REPORT_TYPES, REPORT_URL_TTL, type ReportType, reportPath } from '../reports/signing.ts';
 import {
   findReportSubject,
   ownedReportSubjects,
+  type ReportKind,
   type ReportSubject,
   reportSubjectRowToReportSubject,
   subjectKey,

@@ -25,6 +25,7 @@ import {
   followKey,
   followsPage,
 } from '../store/follows.ts';
+import { isDigits, parseNumericId } from '../store/ids.ts';
 import type { TagRow } from '../store/schema.ts';
 import { allTags, tagKey, tagsByIds } from '../store/tags.ts';
 
@@ -146,13 +147,15 @@ interface FollowsQuery extends PagingQuery {
   to_id?: string;
 }
 
-/** A user id parameter: digits; '' counts as not given. `null`: digits no stored id can equal. */
+/**
+ * A user id parameter: digits; '' counts as not given. `null`: digits that spell no numeric id
+ * (too long, or a leading zero), so no stored user has them.
+ */
 function userIdParam(name: string, v: string | undefined): number | null | undefined {
   if (v === undefined || v === '') return undefined;
-  if (!/^[0-9]+$/.test(v))
+  if (!isDigits(v))
     throw badRequest(`The parameter "${name}" was malformed: the value must be a user ID (digits only)`);
-  const n = Number(v);
-  return Number.isSafeInteger(n) ? n : null;
+  return parseNumericId(v) ?? null;
 }
 
 function legacyFollows(app: FastifyInstance, ctx: AppContext): void {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
-import { parseNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
   dataResponseSchema,
@@ -15,6 +14,7 @@ import {
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
 import { gamesByLookup, topGameKey, topGames } from '../store/games.ts';
+import { parseNumericId } from '../store/ids.ts';
 import type { GameRow } from '../store/schema.ts';
 
 export interface Game {

@@ -1,6 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { ClipRow, Database } from './schema.ts';
 
 /** The selectors of a paged /clips query (spec 4.2): one broadcaster or one game. */

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, FollowRow } from './schema.ts';
 
 /** A follow with both users' login and display name, as /users/follows lists it. */

@@ -1,6 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, GameRow } from './schema.ts';
 
 /** The order of /games/top: current viewers, most first; ties by id, higher first. */

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
+import { type Key, keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, MarkerRow } from './schema.ts';
 
 /**

@@ -5,7 +5,9 @@
 // DESC), so "after this row" is one row-value comparison, `(sort, id) < (?, ?)`, which both SQLite
 // and PostgreSQL turn into an index range.
 import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
+
+/** A row's position in an ordering: its sort value(s) and then its id (what a cursor carries). */
+export type Key = readonly (string | number)[];
 
 export type Direction = 'asc' | 'desc';
 

@@ -1,6 +1,5 @@
 import { type Kysely, type Selectable, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
 /** The order of /streams (the order of /games/top's sums): current viewers, most first; ties by id, higher first. */

@@ -1,6 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
 
 /** Subscription points per tier (docs/api.md: Tier 1 = 1, Tier 2 = 2, Tier 3 = 6); migration 004 sums them. */

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, TagRow } from './schema.ts';
 
 // Tags are listed by id, the lowercase UUID text. Every id has its dashes at the same places, so

@@ -1,6 +1,5 @@
 import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { type Key, keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
 
 /** The selectors of a paged /videos query (spec 4.3): one owner or one game. */
