@@ -1,12 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Key } from '../store/page.ts';
+import type { Key, PageEnds } from '../store/page.ts';
 import { badRequest } from './errors.ts';
-
-/** What a cursor says: the keys of the first and last rows of the page it was issued with. */
-export interface CursorPage {
-  first: Key;
-  last: Key;
-}
 
 // A cursor is `base64url(JSON payload).base64url(mac)`. The MAC covers the payload and the
 // query's scope (the operation and every parameter but first/after/before), so a tampered cursor
@@ -18,7 +12,7 @@ function mac(secret: string, scope: string, payload: string): Buffer {
   return createHmac('sha256', secret).update(`cursor\n${scope}\n${payload}`).digest().subarray(0, MAC_BYTES);
 }
 
-export function encodeCursor(secret: string, scope: string, page: CursorPage): string {
+export function encodeCursor(secret: string, scope: string, page: PageEnds): string {
   const payload = Buffer.from(JSON.stringify([page.first, page.last])).toString('base64url');
   return `${payload}.${mac(secret, scope, payload).toString('base64url')}`;
 }
@@ -27,7 +21,7 @@ function isKey(v: unknown): v is Key {
   return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' || typeof x === 'number');
 }
 
-export function decodeCursor(secret: string, scope: string, cursor: string): CursorPage {
+export function decodeCursor(secret: string, scope: string, cursor: string): PageEnds {
   // Built only when thrown: an Error captures a stack trace, and most cursors are valid.
   const invalid = () => badRequest('Invalid cursor.');
   const dot = cursor.indexOf('.');

@@ -19,7 +19,6 @@ import {
   type ReportKind,
   type ReportSubject,
   reportSubjectRowToReportSubject,
-  subjectKey,
 } from '../store/analytics.ts';
 
 /** The two operations (spec 4.6, 4.7): where they differ. */
@@ -152,7 +151,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
           const s = reportSubjectRowToReportSubject(row);
           return subjectToReport(ctx, kind, s, query.type, effectiveRange(requested, s, today));
         });
-        return { data, pagination: paginationOf(ctx, paging, page, subjectKey) };
+        return { data, pagination: paginationOf(ctx, paging, page) };
       },
     });
   }

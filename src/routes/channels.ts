@@ -22,7 +22,6 @@ import {
   type FollowSelector,
   followedPage,
   followersPage,
-  followKey,
   followOfPair,
   type NamedFollowRow,
 } from '../store/follows.ts';
@@ -131,12 +130,11 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
         const row = await followOfPair(db, userId, broadcasterId, 'from');
         return { total, data: row ? [toFollower(row)] : [], pagination: {} };
       }
-      const sel: FollowSelector = { to: broadcasterId };
       const page = await followersPage(db, broadcasterId, paging);
       return {
         total,
         data: page.rows.map(toFollower),
-        pagination: paginationOf(ctx, paging, page, (r) => followKey(sel, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });
@@ -184,7 +182,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
       return {
         total,
         data: page.rows.map(toFollowed),
-        pagination: paginationOf(ctx, paging, page, (r) => followKey(sel, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

@@ -18,16 +18,10 @@ import {
   singleString,
   stringList,
 } from '../http/params.ts';
-import {
-  countFollows,
-  type FollowListRow,
-  type FollowSelector,
-  followKey,
-  followsPage,
-} from '../store/follows.ts';
+import { countFollows, type FollowListRow, type FollowSelector, followsPage } from '../store/follows.ts';
 import { isDigits, parseNumericId } from '../store/ids.ts';
 import type { TagRow } from '../store/schema.ts';
-import { allTags, tagKey, tagsByIds } from '../store/tags.ts';
+import { allTags, tagsByIds } from '../store/tags.ts';
 
 interface Successor {
   path: string;
@@ -202,7 +196,7 @@ function legacyFollows(app: FastifyInstance, ctx: AppContext): void {
       return {
         total,
         data: page.rows.map(followRowToFollow),
-        pagination: paginationOf(ctx, paging, page, (r) => followKey(sel, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });
@@ -284,7 +278,7 @@ function legacyStreamTags(app: FastifyInstance, ctx: AppContext): void {
       const page = await allTags(ctx.store.db, paging);
       return {
         data: page.rows.map(tagRowToStreamTag),
-        pagination: paginationOf(ctx, paging, page, tagKey),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

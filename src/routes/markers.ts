@@ -16,7 +16,6 @@ import type { Links } from '../links.ts';
 import {
   hasMarkedVideo,
   type MarkedVideo,
-  markerKey,
   markersPage,
   mostRecentVideo,
   userExists,
@@ -159,7 +158,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
           { video_id: String(video.id), markers: page.rows.map((r) => markerRowToMarker(r, ctx.links)) },
         ],
       };
-      return { data: [group], pagination: paginationOf(ctx, paging, page, markerKey) };
+      return { data: [group], pagination: paginationOf(ctx, paging, page) };
     },
   });
 }

@@ -17,7 +17,6 @@ import {
   type BroadcasterTotals,
   broadcasterTotals,
   type ListedSubscription,
-  subscriptionKey,
   subscriptionsOfUsers,
   subscriptionsPage,
 } from '../store/subscriptions.ts';
@@ -185,7 +184,7 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
       const users = await namesOf(ctx, page.rows, joined);
       return {
         data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
-        pagination: paginationOf(ctx, paging, page, subscriptionKey),
+        pagination: paginationOf(ctx, paging, page),
         ...counts,
       };
     },

@@ -4,7 +4,7 @@
 // serves both, picked by a table description.
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { parseNumericId } from './ids.ts';
-import { type Key, keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
+import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from './schema.ts';
 
 /** The kinds of analytics report: one per kind of subject a user can own. */
@@ -44,9 +44,6 @@ export function reportSubjectRowToReportSubject(row: ReportSubjectRow): ReportSu
     hasYesterday: Boolean(row.has_yesterday),
   };
 }
-
-/** Subjects are listed by id, ascending (index games_owner / extensions_owner: (owner_id, id)). */
-export const subjectKey = (s: ReportSubjectRow): Key => [s.id];
 
 // biome-ignore lint/suspicious/noExplicitAny: the table names come from TABLES, checked above
 type AnyDb = Kysely<any>;
@@ -104,6 +101,7 @@ export async function ownedReportSubjects(
 ): Promise<Page<ReportSubjectRow>> {
   const t = TABLES[kind];
   const q = subjects(db, kind, f.today, f.yesterday).where(`${t.subject}.owner_id`, '=', f.ownerId);
+  // By id, ascending (index games_owner / extensions_owner: (owner_id, id)).
   return keysetPage(q, [`${t.subject}.id`], 'asc', page) as Promise<Page<ReportSubjectRow>>;
 }
 
