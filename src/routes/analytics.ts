@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
+import { tokenUser } from '../http/access.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
@@ -117,7 +118,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
         const today = dayOfMs(ctx.clock.now());
         const yesterday = addDays(today, -1);
         const requested = readRequestedRange(query.started_at, query.ended_at, today);
-        const userId = principal.userId as number;
+        const userId = tokenUser(principal);
         const id = query[op.idParam];
 
         if (id !== undefined) {
