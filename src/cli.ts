@@ -15,8 +15,11 @@ import {
 import { dayStart, sizesFor } from './seed/generate.ts';
 import { readSeedInfo, StoreNotEmptyError, seedStore } from './seed/index.ts';
 import { clockFor, startServer } from './server.ts';
+import { allClients, findClient, insertClient, redirectUrisOf } from './store/clients.ts';
 import { openStore, type Store } from './store/db.ts';
+import { parseNumericId } from './store/ids.ts';
 import { migrateOrThrow } from './store/migrate.ts';
+import { findUserByLoginOrId } from './store/users.ts';
 
 class UsageError extends Error {}
 
@@ -154,21 +157,12 @@ export function buildCli(): Command {
       await withStore(config, async (store) => {
         const clientId = opts.client ?? (await readSeedInfo(store))?.demoClientId;
         if (!clientId) throw new UsageError('no demo client in this store: give --client <id>');
-        const client = await store.db
-          .selectFrom('clients')
-          .select('id')
-          .where('id', '=', clientId)
-          .executeTakeFirst();
+        const client = await findClient(store.db, clientId);
         if (!client) throw new UsageError(`unknown client: ${clientId}`);
         let userId: number | null = null;
         let login: string | undefined;
         if (opts.user) {
-          const byId = /^\d+$/.test(opts.user) ? Number(opts.user) : -1;
-          const user = await store.db
-            .selectFrom('users')
-            .select(['id', 'login'])
-            .where((eb) => eb.or([eb('login', '=', String(opts.user).toLowerCase()), eb('id', '=', byId)]))
-            .executeTakeFirst();
+          const user = await findUserByLoginOrId(store.db, String(opts.user), parseNumericId(opts.user));
           if (!user) throw new UsageError(`unknown user: ${opts.user}`);
           userId = user.id;
           login = user.login;
@@ -221,17 +215,14 @@ export function buildCli(): Command {
       await withStore(config, async (store) => {
         const id = randomId();
         const secret = randomId();
-        await store.db
-          .insertInto('clients')
-          .values({
-            id,
-            name: opts.name,
-            secret_hash: sha256(secret),
-            demo_secret: null,
-            redirect_uris: JSON.stringify(uris),
-            created_at: nowSeconds(clockFor(config)),
-          })
-          .execute();
+        await insertClient(store.db, {
+          id,
+          name: opts.name,
+          secret_hash: sha256(secret),
+          demo_secret: null,
+          redirect_uris: JSON.stringify(uris),
+          created_at: nowSeconds(clockFor(config)),
+        });
         if (opts.json)
           process.stdout.write(
             `${JSON.stringify({ client_id: id, client_secret: secret, name: opts.name, redirect_uris: uris })}\n`,
@@ -247,16 +238,10 @@ export function buildCli(): Command {
     .action(async (opts) => {
       const config = configFrom({ db: opts.db });
       await withStore(config, async (store) => {
-        const rows = await store.db
-          .selectFrom('clients')
-          .selectAll()
-          .orderBy('created_at')
-          .orderBy('id')
-          .execute();
-        const list = rows.map((r) => ({
+        const list = (await allClients(store.db)).map((r) => ({
           client_id: r.id,
           name: r.name,
-          redirect_uris: JSON.parse(r.redirect_uris) as string[],
+          redirect_uris: redirectUrisOf(r),
         }));
         if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`);
         else

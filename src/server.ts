@@ -6,10 +6,15 @@ import { type MintedToken, mintToken } from './auth/tokens.ts';
 import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { dayStart } from './seed/generate.ts';
-import { isEmpty, readSeedInfo, type SeedInfo, seedStore } from './seed/index.ts';
+import { readSeedInfo, type SeedInfo, seedStore } from './seed/index.ts';
+import { isEmpty } from './store/bulk.ts';
+import { findClient } from './store/clients.ts';
+import { deleteExpiredCodes } from './store/codes.ts';
 import { openStore, type Store } from './store/db.ts';
 import { migrateOrThrow } from './store/migrate.ts';
 import { resolveSecret } from './store/settings.ts';
+import { deleteDeadTokens } from './store/tokens.ts';
+import { findUserById } from './store/users.ts';
 
 export function clockFor(config: Config): Clock {
   return config.now ? startingAt(Date.parse(config.now)) : systemClock;
@@ -43,12 +48,8 @@ export async function startServer(
     // Housekeeping: tokens and codes past their expiry can never be used again (a user token whose
     // access token expired stays while its refresh token can still be spent).
     const now = nowSeconds(clock);
-    await store.db
-      .deleteFrom('tokens')
-      .where('expires_at', '<=', now)
-      .where('refresh_hash', 'is', null)
-      .execute();
-    await store.db.deleteFrom('auth_codes').where('expires_at', '<=', now).execute();
+    await deleteDeadTokens(store.db, now);
+    await deleteExpiredCodes(store.db, now);
     const secret = await resolveSecret(store, config.secret);
     const app = await buildApp({ config, store, clock, secret });
     await app.listen({ port: config.port, host: config.host });
@@ -97,16 +98,8 @@ async function printBanner(
   url: string,
   print: Print,
 ) {
-  const client = await store.db
-    .selectFrom('clients')
-    .selectAll()
-    .where('id', '=', info.demoClientId)
-    .executeTakeFirst();
-  const user = await store.db
-    .selectFrom('users')
-    .selectAll()
-    .where('id', '=', info.demoUserId)
-    .executeTakeFirst();
+  const client = await findClient(store.db, info.demoClientId);
+  const user = await findUserById(store.db, info.demoUserId);
   if (!client || !user) {
     print(`helixd: serving ${url} (store ${store.location})`);
     return;

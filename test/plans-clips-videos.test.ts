@@ -5,12 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
-import type { Key } from '../src/http/cursor.ts';
-import { type ClipFilters, type ClipSelector, clipKey, clipsPageQuery } from '../src/store/clips.ts';
-import type { PageQuery } from '../src/store/page.ts';
-import { type VideoQuery, type VideoSelector, videoKey, videosPageQuery } from '../src/store/videos.ts';
+import { type ClipFilters, type ClipSelector, clipsPage, clipsPageQuery } from '../src/store/clips.ts';
+import type { Key, Page, PageQuery } from '../src/store/page.ts';
+import { type VideoQuery, type VideoSelector, videosPage, videosPageQuery } from '../src/store/videos.ts';
 import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from './helpers.ts';
-import { explain } from './plans.ts';
+import { explain, middleKey } from './plans.ts';
 
 const DAY = 86400;
 const now = TEST_NOW / 1000;
@@ -62,9 +61,10 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
 
   // Each shape is planned for a page in the middle of a walk over many rows (the key of the
   // middle row of the whole result), going forward and backward, and for the first page.
-  async function middleKey<R>(rows: R[], keyOf: (r: R) => Key): Promise<Key> {
-    assert.ok(rows.length >= 100, `the shape should span several pages, it has ${rows.length} rows`);
-    return keyOf(rows[Math.floor(rows.length / 2)] as R);
+  async function keyInTheMiddle(pageOf: (page: PageQuery) => Promise<Page<unknown>>): Promise<Key> {
+    const { key, rows } = await middleKey(pageOf);
+    assert.ok(rows >= 100, `the shape should span several pages, it has ${rows} rows`);
+    return key;
   }
 
   const clipFilters: [string, ClipFilters][] = [
@@ -79,8 +79,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
       for (const where of ['first page', 'after', 'before'] as const) {
         it(`clips by ${selector}, ${what}, ${where}: an index range scan, no sort`, async () => {
           const query = { selector, value: sel[selector], ...filters };
-          const all = await clipsPageQuery(t.store.db, query, { first: 1e6 }).execute();
-          const key = await middleKey(all, clipKey);
+          const key = await keyInTheMiddle((page) => clipsPage(t.store.db, query, page));
           const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, [where]: key };
           const name = selector === 'broadcaster_id' ? 'broadcaster' : 'game';
           const index =
@@ -101,7 +100,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
     // prepared again each time that value is bound, which better-sqlite3 does on every run
     // (src/store/page.ts, rowLimit).
     const clips = { selector: 'game_id' as const, value: sel.game_id };
-    const key = await middleKey(await clipsPageQuery(t.store.db, clips, { first: 1e6 }).execute(), clipKey);
+    const key = await keyInTheMiddle((page) => clipsPage(t.store.db, clips, page));
     const videos = { selector: 'user_id' as const, value: sel.user_id, sort: 'views' as const };
     for (const q of [
       clipsPageQuery(t.store.db, clips, { first: 20 }).compile(),
@@ -124,8 +123,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
         for (const where of ['first page', 'after', 'before'] as const) {
           it(`videos by ${selector}, sort=${sort}, ${what}, ${where}: an index range scan, no sort`, async () => {
             const query = { selector, value: sel[selector], sort, ...filters };
-            const all = await videosPageQuery(t.store.db, query, { first: 1e6 }).execute();
-            const key = await middleKey(all, (r) => videoKey(sort, r));
+            const key = await keyInTheMiddle((page) => videosPage(t.store.db, query, page));
             const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, [where]: key };
             const name = selector === 'user_id' ? 'user' : 'game';
             assertRangeScan(

@@ -3,6 +3,7 @@
 // PostgreSQL (plain EXPLAIN), and the assertion that an index serves a table as a range or a probe.
 import assert from 'node:assert/strict';
 import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import type { Key, Page, PageQuery } from '../src/store/page.ts';
 import type { Database } from '../src/store/schema.ts';
 import type { StoreKind, TestApp } from './helpers.ts';
 
@@ -89,4 +90,18 @@ export function queryPlans(kind: StoreKind, app: () => TestApp) {
   }
 
   return { captured, plan, assertIndexed };
+}
+
+/**
+ * The key of the middle row of everything a paged store function lists, as keysetPage reports it
+ * (the last key of a page that ends there), and how many rows there are in all: the plan tests plan
+ * a page that starts in the middle of a long walk.
+ */
+export async function middleKey(
+  pageOf: (page: PageQuery) => Promise<Page<unknown>>,
+): Promise<{ key: Key; rows: number }> {
+  const rows = (await pageOf({ first: 1e6 })).rows.length;
+  const half = await pageOf({ first: Math.floor(rows / 2) + 1 });
+  assert.ok(half.ends, 'no rows to page through');
+  return { key: half.ends.last, rows };
 }

@@ -176,6 +176,33 @@ forEachStore('GET /reports (signed report downloads)', (store: StoreKind) => {
       }
     });
 
+    it('a URL with a number or the signature spelled otherwise than issued fails with 403', async () => {
+      const url = await issue('games', gameIds[0] as string);
+      const u = new URL(url, 'http://x');
+      const respelled = (name: string, value: string) => {
+        const v = new URL(u);
+        v.searchParams.set(name, value);
+        return v.pathname + v.search;
+      };
+      const expires = u.searchParams.get('expires') as string;
+      const sig = u.searchParams.get('signature') as string;
+      // A 32-byte MAC is 43 characters: the last one carries 2 spare bits, which decoding ignores.
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      const spare = `${sig.slice(0, -1)}${alphabet[alphabet.indexOf(sig.slice(-1)) ^ 1]}`;
+      assert.deepEqual(Buffer.from(spare, 'base64url'), Buffer.from(sig, 'base64url'));
+      const variants: [string, string][] = [
+        ['expires with a leading zero', respelled('expires', `0${expires}`)],
+        ['expires with a plus sign', respelled('expires', `+${expires}`)],
+        ['signature with other spare bits', respelled('signature', spare)],
+        ['signature padded', respelled('signature', `${sig}=`)],
+      ];
+      assert.equal((await t.get(url)).statusCode, 200);
+      for (const [what, changed] of variants) {
+        assert.notEqual(changed, url, what);
+        assert.match(forbiddenBody(await t.get(changed)), /signature does not match/, what);
+      }
+    });
+
     it('a signature made with another secret fails with 403', async () => {
       const other = await startTestApp(store, { config: { secret: 'another-secret-0123456789' } });
       try {

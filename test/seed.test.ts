@@ -3,8 +3,9 @@ import { createHash, type Hash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { SPEC_SCOPES } from '../src/auth/scopes.ts';
 import { dayStart, type SeedOptions } from '../src/seed/generate.ts';
-import { DATA_TABLES, seedStore } from '../src/seed/index.ts';
+import { seedStore } from '../src/seed/index.ts';
 import { generateChunks } from '../src/seed/worker.ts';
+import { DATA_TABLES } from '../src/store/bulk.ts';
 import { bearer, STORE_KINDS, startTestApp, TEST_NOW, type TestApp, tempStore } from './helpers.ts';
 
 // One query of each operation, filled in with the demo broadcaster's ids (the same on every store

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { insertCode, takeCode } from '../store/codes.ts';
 import type { Database } from '../store/schema.ts';
 import { randomId, sha256 } from './tokens.ts';
 
@@ -15,23 +16,20 @@ export interface CodeGrant {
 /** Issues a one-time authorization code; only its hash is stored. */
 export async function issueCode(db: Kysely<Database>, g: CodeGrant, now: number): Promise<string> {
   const code = randomId();
-  await db
-    .insertInto('auth_codes')
-    .values({
-      hash: sha256(code),
-      client_id: g.clientId,
-      user_id: g.userId,
-      scopes: g.scopes.join(' '),
-      redirect_uri: g.redirectUri,
-      expires_at: now + CODE_TTL,
-    })
-    .execute();
+  await insertCode(db, {
+    hash: sha256(code),
+    client_id: g.clientId,
+    user_id: g.userId,
+    scopes: g.scopes.join(' '),
+    redirect_uri: g.redirectUri,
+    expires_at: now + CODE_TTL,
+  });
   return code;
 }
 
 /**
- * Redeems a code: it is deleted in the same statement that reads it, so it works once only, even
- * when two requests race. Undefined when unknown, used, expired or issued to another client.
+ * Redeems a code: it is taken out of the store as it is read, so it works once only, even when two
+ * requests race. Undefined when unknown, used, expired or issued to another client.
  */
 export async function redeemCode(
   db: Kysely<Database>,
@@ -39,11 +37,7 @@ export async function redeemCode(
   clientId: string,
   now: number,
 ): Promise<CodeGrant | undefined> {
-  const row = await db
-    .deleteFrom('auth_codes')
-    .where('hash', '=', sha256(code))
-    .returningAll()
-    .executeTakeFirst();
+  const row = await takeCode(db, sha256(code));
   if (!row || row.expires_at <= now || row.client_id !== clientId) return undefined;
   return {
     clientId: row.client_id,

@@ -11,7 +11,8 @@
 import { StoreCache } from '../store/cache.ts';
 import type { Store } from '../store/db.ts';
 import type { TokenRow } from '../store/schema.ts';
-import { sha256, tokenByHash } from './tokens.ts';
+import { tokenByHash } from '../store/tokens.ts';
+import { sha256 } from './tokens.ts';
 
 /** A token as authorization needs it: its row and its scopes as a set. */
 export interface LiveToken {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Database, TokenKind, TokenRow } from '../store/schema.ts';
+import type { Database, TokenKind } from '../store/schema.ts';
+import { deleteToken, insertToken, spendRefreshToken } from '../store/tokens.ts';
 
 // Tokens, codes, client ids and secrets are random lowercase alphanumerics of 30 characters, the
 // form client libraries expect. Only their SHA-256 is stored: a copy of the database grants nothing.
@@ -40,19 +41,16 @@ export interface MintOptions {
 export async function mintToken(db: Kysely<Database>, o: MintOptions): Promise<MintedToken> {
   const access = randomId();
   const refresh = o.kind === 'user' ? randomId(50) : undefined;
-  await db
-    .insertInto('tokens')
-    .values({
-      hash: sha256(access),
-      kind: o.kind,
-      client_id: o.clientId,
-      user_id: o.kind === 'user' ? (o.userId ?? null) : null,
-      scopes: o.scopes.join(' '),
-      expires_at: o.now + o.ttl,
-      refresh_hash: refresh ? sha256(refresh) : null,
-      created_at: o.now,
-    })
-    .execute();
+  await insertToken(db, {
+    hash: sha256(access),
+    kind: o.kind,
+    client_id: o.clientId,
+    user_id: o.kind === 'user' ? (o.userId ?? null) : null,
+    scopes: o.scopes.join(' '),
+    expires_at: o.now + o.ttl,
+    refresh_hash: refresh ? sha256(refresh) : null,
+    created_at: o.now,
+  });
   return {
     access_token: access,
     ...(refresh ? { refresh_token: refresh } : {}),
@@ -60,11 +58,6 @@ export async function mintToken(db: Kysely<Database>, o: MintOptions): Promise<M
     scope: [...o.scopes],
     token_type: 'bearer',
   };
-}
-
-/** The token row stored under an access token's hash, expired or not (see TokenCache for use). */
-export function tokenByHash(db: Kysely<Database>, hash: string): Promise<TokenRow | undefined> {
-  return db.selectFrom('tokens').selectAll().where('hash', '=', hash).executeTakeFirst();
 }
 
 /**
@@ -81,19 +74,12 @@ export async function refreshToken(
   now: number,
 ): Promise<MintedToken | undefined> {
   return db.transaction().execute(async (trx) => {
-    const spent = await trx
-      .updateTable('tokens')
-      .set({ refresh_hash: null })
-      .where('refresh_hash', '=', sha256(raw))
-      .where('client_id', '=', clientId)
-      .where('kind', '=', 'user')
-      .returning(['user_id', 'scopes'])
-      .executeTakeFirst();
-    if (!spent || spent.user_id === null) return undefined;
+    const spent = await spendRefreshToken(trx, sha256(raw), clientId);
+    if (!spent) return undefined;
     return mintToken(trx, {
       kind: 'user',
       clientId,
-      userId: spent.user_id,
+      userId: spent.userId,
       scopes: spent.scopes.split(' ').filter(Boolean),
       ttl,
       now,
@@ -107,11 +93,5 @@ export async function refreshToken(
  * token of that client exists.
  */
 export async function revokeToken(db: Kysely<Database>, raw: string, clientId: string): Promise<boolean> {
-  const h = sha256(raw);
-  const res = await db
-    .deleteFrom('tokens')
-    .where('client_id', '=', clientId)
-    .where((eb) => eb.or([eb('hash', '=', h), eb('refresh_hash', '=', h)]))
-    .executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
+  return deleteToken(db, sha256(raw), clientId);
 }

@@ -1,16 +1,26 @@
 import type { FastifyRequest } from 'fastify';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import type { TokenKind } from '../store/schema.ts';
 import { unauthorized } from './errors.ts';
 
-/** Who is calling: the token's kind, client, user and scopes. */
-export interface Principal {
-  kind: TokenKind;
+interface Caller {
   clientId: string;
-  userId: number | null;
   scopes: ReadonlySet<string>;
   expiresAt: number;
+}
+
+/** Who is calling: a user token acts for its user, an app token for its client alone. */
+export type Principal = (Caller & { kind: 'user'; userId: number }) | (Caller & { kind: 'app' });
+
+const USER_TOKEN_REQUIRED = 'This operation requires a user access token; an app access token was given';
+
+/**
+ * The user of an operation whose access rule asks for a user token (`token: 'user'`). authorize
+ * lets no app token through to such an operation; were one to reach it, it gets the rule's own 401.
+ */
+export function tokenUser(p: Principal): number {
+  if (p.kind !== 'user') throw unauthorized(USER_TOKEN_REQUIRED);
+  return p.userId;
 }
 
 export interface AccessRule {
@@ -58,9 +68,12 @@ export async function authorize(ctx: AppContext, req: FastifyRequest, rule: Acce
   if (!live) throw unauthorized('Invalid OAuth token');
   const { row, scopes } = live;
   if (clientId !== row.client_id) throw unauthorized('Client ID and OAuth token do not match');
-  if (rule.token === 'user' && row.kind !== 'user')
-    throw unauthorized('This operation requires a user access token; an app access token was given');
+  if (rule.token === 'user' && row.kind !== 'user') throw unauthorized(USER_TOKEN_REQUIRED);
   if (rule.anyScope?.length && !rule.anyScope.some((s) => scopes.has(s)))
     throw unauthorized(`Missing scope: ${rule.anyScope.join(' or ')}`);
-  return { kind: row.kind, clientId: row.client_id, userId: row.user_id, scopes, expiresAt: row.expires_at };
+  const caller: Caller = { clientId: row.client_id, scopes, expiresAt: row.expires_at };
+  if (row.kind === 'app') return { kind: 'app', ...caller };
+  // Every user token is minted for a user; a row without one could act for nobody.
+  if (row.user_id === null) throw unauthorized('Invalid OAuth token');
+  return { kind: 'user', userId: row.user_id, ...caller };
 }

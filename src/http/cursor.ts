@@ -1,43 +1,33 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Key, PageEnds } from '../store/page.ts';
 import { badRequest } from './errors.ts';
-
-/** A row's position in an ordering: its sort value(s) and then its id. */
-export type Key = readonly (string | number)[];
-
-/** What a cursor says: the keys of the first and last rows of the page it was issued with. */
-export interface CursorPage {
-  first: Key;
-  last: Key;
-}
+import { signText, verifyText } from './mac.ts';
 
 // A cursor is `base64url(JSON payload).base64url(mac)`. The MAC covers the payload and the
 // query's scope (the operation and every parameter but first/after/before), so a tampered cursor
 // or one from another query fails the check and is a 400, never a silent restart or a 500.
 // `after` reads `last`, `before` reads `first`: page N's cursor with `before` gives page N-1.
+// Only a cursor spelled exactly as issued passes (src/http/mac.ts): the MAC is compared as text, and
+// the payload is part of the signed text.
 const MAC_BYTES = 16;
 
-function mac(secret: string, scope: string, payload: string): Buffer {
-  return createHmac('sha256', secret).update(`cursor\n${scope}\n${payload}`).digest().subarray(0, MAC_BYTES);
-}
+const signed = (scope: string, payload: string) => ['cursor', scope, payload];
 
-export function encodeCursor(secret: string, scope: string, page: CursorPage): string {
+export function encodeCursor(secret: string, scope: string, page: PageEnds): string {
   const payload = Buffer.from(JSON.stringify([page.first, page.last])).toString('base64url');
-  return `${payload}.${mac(secret, scope, payload).toString('base64url')}`;
+  return `${payload}.${signText(secret, signed(scope, payload), MAC_BYTES)}`;
 }
 
 function isKey(v: unknown): v is Key {
   return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' || typeof x === 'number');
 }
 
-export function decodeCursor(secret: string, scope: string, cursor: string): CursorPage {
+export function decodeCursor(secret: string, scope: string, cursor: string): PageEnds {
   // Built only when thrown: an Error captures a stack trace, and most cursors are valid.
   const invalid = () => badRequest('Invalid cursor.');
   const dot = cursor.indexOf('.');
   if (dot <= 0 || cursor.length > 2048) throw invalid();
   const payload = cursor.slice(0, dot);
-  const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-  const expected = mac(secret, scope, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+  if (!verifyText(secret, signed(scope, payload), cursor.slice(dot + 1), MAC_BYTES)) throw invalid();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

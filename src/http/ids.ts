@@ -1,16 +1,7 @@
+// Numeric-id parameters: text that is not a numeric id (src/store/ids.ts) cannot name one, and is
+// a 400 naming the parameter, before anything reaches SQL.
+import { parseNumericId } from '../store/ids.ts';
 import { badRequest } from './errors.ts';
-
-// Users, games and videos have numeric ids (strings on the wire, spec 2.2), all below 2^53 so that
-// they read back as JS numbers on both stores. Text that is not such a number cannot name one:
-// a 400 naming the parameter, before anything reaches SQL (a bigint compared with 'abc' would be a
-// PostgreSQL error).
-const NUMERIC_ID = /^(0|[1-9][0-9]{0,15})$/;
-
-export function parseNumericId(value: string): number | undefined {
-  if (!NUMERIC_ID.test(value)) return undefined;
-  const n = Number(value);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
 
 /** A numeric-id parameter, or a 400 naming it and the rule. */
 export function readNumericId(name: string, value: string): number {

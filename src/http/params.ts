@@ -1,7 +1,7 @@
 // Request rules shared by several operations (spec section 4, common rules), written once.
 import type { AppContext } from '../context.ts';
-import type { Page } from '../store/page.ts';
-import { type CursorPage, cursorScope, decodeCursor, encodeCursor, type Key } from './cursor.ts';
+import type { Key, Page } from '../store/page.ts';
+import { cursorScope, decodeCursor, encodeCursor } from './cursor.ts';
 import { badRequest } from './errors.ts';
 
 export const MAX_FIRST = 100;
@@ -71,18 +71,18 @@ export interface Pagination {
   cursor?: string;
 }
 
+/**
+ * The cursor of a page: its first and last rows' keys (keysetPage reads them from the rows by its
+ * own column list), signed for `scope`, when more rows lie in the direction of travel.
+ */
+export function cursorOf(secret: string, scope: string, page: Page<unknown>): string | undefined {
+  return page.hasMore && page.ends ? encodeCursor(secret, scope, page.ends) : undefined;
+}
+
 /** `pagination` for a page: a cursor when more rows lie in the direction of travel, `{}` otherwise. */
-export function paginationOf<R>(
-  ctx: AppContext,
-  paging: Paging,
-  page: Page<R>,
-  keyOf: (r: R) => Key,
-): Pagination {
-  const firstRow = page.rows[0];
-  const lastRow = page.rows[page.rows.length - 1];
-  if (!page.hasMore || firstRow === undefined || lastRow === undefined) return {};
-  const cp: CursorPage = { first: keyOf(firstRow), last: keyOf(lastRow) };
-  return { cursor: encodeCursor(ctx.secret, paging.scope, cp) };
+export function paginationOf(ctx: AppContext, paging: Paging, page: Page<unknown>): Pagination {
+  const cursor = cursorOf(ctx.secret, paging.scope, page);
+  return cursor === undefined ? {} : { cursor };
 }
 
 export const paginationSchema = {

@@ -3,10 +3,10 @@
 // It is produced as a stream of chunks read from the store `CHUNK_DAYS` days at a time, so a report
 // over many years is never held in memory whole.
 import type { Kysely } from 'kysely';
-import { type ReportDayRow, type ReportSubject, reportDays } from '../store/analytics.ts';
+import { type ReportDayRow, type ReportKind, type ReportSubject, reportDays } from '../store/analytics.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from '../store/schema.ts';
 import { addDays } from './dates.ts';
-import type { ReportKind, ReportSpec } from './signing.ts';
+import type { ReportSpec } from './signing.ts';
 
 /** Days read per store query and written per chunk. */
 export const CHUNK_DAYS = 500;

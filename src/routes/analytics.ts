@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
+import { tokenUser } from '../http/access.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
@@ -12,19 +13,13 @@ import {
   singleString,
 } from '../http/params.ts';
 import { addDays, dayOfMs, dayToWire, effectiveRange, readRequestedRange } from '../reports/dates.ts';
-import {
-  REPORT_TYPES,
-  REPORT_URL_TTL,
-  type ReportKind,
-  type ReportType,
-  reportPath,
-} from '../reports/signing.ts';
+import { REPORT_TYPES, REPORT_URL_TTL, type ReportType, reportPath } from '../reports/signing.ts';
 import {
   findReportSubject,
   ownedReportSubjects,
+  type ReportKind,
   type ReportSubject,
   reportSubjectRowToReportSubject,
-  subjectKey,
 } from '../store/analytics.ts';
 
 /** The two operations (spec 4.6, 4.7): where they differ. */
@@ -123,7 +118,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
         const today = dayOfMs(ctx.clock.now());
         const yesterday = addDays(today, -1);
         const requested = readRequestedRange(query.started_at, query.ended_at, today);
-        const userId = principal.userId as number;
+        const userId = tokenUser(principal);
         const id = query[op.idParam];
 
         if (id !== undefined) {
@@ -157,7 +152,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
           const s = reportSubjectRowToReportSubject(row);
           return subjectToReport(ctx, kind, s, query.type, effectiveRange(requested, s, today));
         });
-        return { data, pagination: paginationOf(ctx, paging, page, subjectKey) };
+        return { data, pagination: paginationOf(ctx, paging, page) };
       },
     });
   }

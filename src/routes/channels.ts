@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import type { Principal } from '../http/access.ts';
+import { type Principal, tokenUser } from '../http/access.ts';
 import { unauthorized } from '../http/errors.ts';
 import { readOptionalId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
@@ -22,7 +22,6 @@ import {
   type FollowSelector,
   followedPage,
   followersPage,
-  followKey,
   followOfPair,
   type NamedFollowRow,
 } from '../store/follows.ts';
@@ -84,7 +83,7 @@ interface FollowedQuery extends PagingQuery {
  * the token qualifies otherwise.
  */
 async function mayListFollowers(ctx: AppContext, p: Principal, broadcasterId: number): Promise<boolean> {
-  if (p.kind !== 'user' || p.userId === null || !p.scopes.has(FOLLOWERS_SCOPE)) return false;
+  if (p.kind !== 'user' || !p.scopes.has(FOLLOWERS_SCOPE)) return false;
   return p.userId === broadcasterId || isModerator(ctx.store.db, broadcasterId, p.userId);
 }
 
@@ -131,12 +130,11 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
         const row = await followOfPair(db, userId, broadcasterId, 'from');
         return { total, data: row ? [toFollower(row)] : [], pagination: {} };
       }
-      const sel: FollowSelector = { to: broadcasterId };
       const page = await followersPage(db, broadcasterId, paging);
       return {
         total,
         data: page.rows.map(toFollower),
-        pagination: paginationOf(ctx, paging, page, (r) => followKey(sel, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });
@@ -157,7 +155,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
     async handler(ctx, { query, principal }): Promise<FollowList<FollowedChannel>> {
       const userId = readRequiredId('user_id', query.user_id);
       const broadcasterId = readOptionalId('broadcaster_id', query.broadcaster_id);
-      if (userId !== principal.userId)
+      if (userId !== tokenUser(principal))
         throw unauthorized("The ID in user_id must match the user ID found in the request's OAuth token.");
       refuseBefore(query);
       const paging = readPaging(ctx, '/channels/followed', query, {
@@ -184,7 +182,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
       return {
         total,
         data: page.rows.map(toFollowed),
-        pagination: paginationOf(ctx, paging, page, (r) => followKey(sel, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

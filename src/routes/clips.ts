@@ -17,7 +17,7 @@ import {
   stringList,
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
-import { CLIP_SELECTORS, type ClipFilters, clipKey, clipsByIds, clipsPage } from '../store/clips.ts';
+import { CLIP_SELECTORS, type ClipFilters, clipsByIds, clipsPage } from '../store/clips.ts';
 import { gameExists } from '../store/games.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
@@ -195,7 +195,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
       return {
         data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page, clipKey),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

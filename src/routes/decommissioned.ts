@@ -18,15 +18,10 @@ import {
   singleString,
   stringList,
 } from '../http/params.ts';
-import {
-  countFollows,
-  type FollowListRow,
-  type FollowSelector,
-  followKey,
-  followsPage,
-} from '../store/follows.ts';
+import { countFollows, type FollowListRow, type FollowSelector, followsPage } from '../store/follows.ts';
+import { isDigits, parseNumericId } from '../store/ids.ts';
 import type { TagRow } from '../store/schema.ts';
-import { allTags, tagKey, tagsByIds } from '../store/tags.ts';
+import { allTags, tagsByIds } from '../store/tags.ts';
 
 interface Successor {
   path: string;
@@ -146,13 +141,15 @@ interface FollowsQuery extends PagingQuery {
   to_id?: string;
 }
 
-/** A user id parameter: digits; '' counts as not given. `null`: digits no stored id can equal. */
+/**
+ * A user id parameter: digits; '' counts as not given. `null`: digits that spell no numeric id
+ * (too long, or a leading zero), so no stored user has them.
+ */
 function userIdParam(name: string, v: string | undefined): number | null | undefined {
   if (v === undefined || v === '') return undefined;
-  if (!/^[0-9]+$/.test(v))
+  if (!isDigits(v))
     throw badRequest(`The parameter "${name}" was malformed: the value must be a user ID (digits only)`);
-  const n = Number(v);
-  return Number.isSafeInteger(n) ? n : null;
+  return parseNumericId(v) ?? null;
 }
 
 function legacyFollows(app: FastifyInstance, ctx: AppContext): void {
@@ -199,7 +196,7 @@ function legacyFollows(app: FastifyInstance, ctx: AppContext): void {
       return {
         total,
         data: page.rows.map(followRowToFollow),
-        pagination: paginationOf(ctx, paging, page, (r) => followKey(sel, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });
@@ -281,7 +278,7 @@ function legacyStreamTags(app: FastifyInstance, ctx: AppContext): void {
       const page = await allTags(ctx.store.db, paging);
       return {
         data: page.rows.map(tagRowToStreamTag),
-        pagination: paginationOf(ctx, paging, page, tagKey),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
-import { parseNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
   dataResponseSchema,
@@ -14,7 +13,8 @@ import {
   valuesTogether,
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
-import { gamesByLookup, topGameKey, topGames } from '../store/games.ts';
+import { gamesByLookup, topGames } from '../store/games.ts';
+import { parseNumericId } from '../store/ids.ts';
 import type { GameRow } from '../store/schema.ts';
 
 export interface Game {
@@ -77,7 +77,7 @@ export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {
       const page = await topGames(ctx.store.db, paging);
       return {
         data: page.rows.map((r) => gameRowToGame(r, ctx.links)),
-        pagination: paginationOf(ctx, paging, page, topGameKey),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
+import { tokenUser } from '../http/access.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
@@ -16,7 +17,6 @@ import type { Links } from '../links.ts';
 import {
   hasMarkedVideo,
   type MarkedVideo,
-  markerKey,
   markersPage,
   mostRecentVideo,
   userExists,
@@ -122,7 +122,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (given.length === 0) throw badRequest('Missing required parameter "user_id" or "video_id"');
       if (given.length > 1)
         throw badRequest('The parameters "user_id" and "video_id" cannot be used together: give exactly one');
-      const me = principal.userId as number;
+      const me = tokenUser(principal);
       const db = ctx.store.db;
       const selector = given[0] as (typeof SELECTORS)[number];
       const id = readNumericId(selector, query[selector] as string);
@@ -159,7 +159,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
           { video_id: String(video.id), markers: page.rows.map((r) => markerRowToMarker(r, ctx.links)) },
         ],
       };
-      return { data: [group], pagination: paginationOf(ctx, paging, page, markerKey) };
+      return { data: [group], pagination: paginationOf(ctx, paging, page) };
     },
   });
 }

@@ -19,6 +19,7 @@ import type { AppContext } from '../context.ts';
 import { bearerToken } from '../http/access.ts';
 import { describeError, HelixError } from '../http/errors.ts';
 import { findClient, redirectUrisOf } from '../store/clients.ts';
+import { parseNumericId } from '../store/ids.ts';
 import type { ClientRow } from '../store/schema.ts';
 import { findUserById, findUserByLogin, usersById } from '../store/users.ts';
 
@@ -308,7 +309,8 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       const grant = required(p, 'grant_type', 'missing grant_type');
       if (grant !== 'user_token') throw oauthError(400, 'unsupported grant type');
       const userId = required(p, 'user_id', 'missing user_id');
-      const user = /^\d{1,15}$/.test(userId) ? await findUserById(db, Number(userId)) : undefined;
+      const id = parseNumericId(userId);
+      const user = id === undefined ? undefined : await findUserById(db, id);
       if (!user) throw oauthError(400, 'invalid user_id');
       return mintUserToken(client.id, user.id, requestedScopes(p));
     });

@@ -5,8 +5,8 @@ import type { AppContext } from '../context.ts';
 import { notFound } from '../http/errors.ts';
 import { reportCsv, reportFileName } from '../reports/csv.ts';
 import { addDays, dayOfMs } from '../reports/dates.ts';
-import { REPORT_KINDS, type ReportKind, verifyReport } from '../reports/signing.ts';
-import { findReportSubject } from '../store/analytics.ts';
+import { verifyReport } from '../reports/signing.ts';
+import { findReportSubject, REPORT_KINDS, type ReportKind } from '../store/analytics.ts';
 
 /**
  * GET /reports/{games|extensions}/{id}.csv: the download behind the analytics operations' URLs.

@@ -13,7 +13,7 @@ import {
   stringList,
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
-import { type StreamFilters, type StreamListRow, streamKey, streamsPage } from '../store/streams.ts';
+import { type StreamFilters, type StreamListRow, streamsPage } from '../store/streams.ts';
 import { type UserName, userIdsByLogins } from '../store/users.ts';
 
 export interface Stream {
@@ -178,7 +178,7 @@ export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => streamRowToStream(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page, streamKey),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

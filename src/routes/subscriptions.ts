@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { tokenUser } from '../http/access.ts';
 import { badRequest, unauthorized } from '../http/errors.ts';
 import { readNumericId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
@@ -17,7 +18,6 @@ import {
   type BroadcasterTotals,
   broadcasterTotals,
   type ListedSubscription,
-  subscriptionKey,
   subscriptionsOfUsers,
   subscriptionsPage,
 } from '../store/subscriptions.ts';
@@ -156,7 +156,7 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
     async handler(ctx, { query, principal }) {
       const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
       // Spec 4.1: broadcaster_id must equal the user the token belongs to.
-      if (broadcasterId !== principal.userId)
+      if (broadcasterId !== tokenUser(principal))
         throw unauthorized(
           "The ID in broadcaster_id must match the user ID found in the request's OAuth token.",
         );
@@ -185,7 +185,7 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
       const users = await namesOf(ctx, page.rows, joined);
       return {
         data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
-        pagination: paginationOf(ctx, paging, page, subscriptionKey),
+        pagination: paginationOf(ctx, paging, page),
         ...counts,
       };
     },

@@ -4,7 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import { cursorScope, decodeCursor, encodeCursor } from '../http/cursor.ts';
+import { cursorScope, decodeCursor } from '../http/cursor.ts';
+import { cursorOf } from '../http/params.ts';
 import { compileQuery } from '../http/validate.ts';
 import { demoClients } from '../store/clients.ts';
 import type { ClientRow, UserRow } from '../store/schema.ts';
@@ -77,12 +78,7 @@ export function unitsRoutes(app: FastifyInstance, ctx: AppContext): void {
     const after = q.after ? decodeCursor(ctx.secret, UNITS_USERS_SCOPE, q.after).last : undefined;
     const page = await usersById(db, { first: q.first, ...(after ? { after } : {}) });
     const total = await countUsers(db);
-    const last = page.rows[page.rows.length - 1];
-    const first = page.rows[0];
-    const cursor =
-      page.hasMore && first && last
-        ? encodeCursor(ctx.secret, UNITS_USERS_SCOPE, { first: [first.id], last: [last.id] })
-        : '';
+    const cursor = cursorOf(ctx.secret, UNITS_USERS_SCOPE, page) ?? '';
     return { cursor, total, data: page.rows.map(userRowToUserUnit) };
   });
 }

@@ -107,7 +107,7 @@ export function usersRoutes(app: FastifyInstance, ctx: AppContext): void {
       const given = valuesTogether(query, SELECTORS, MAX_USERS);
       let ids: number[];
       if (given > 0) ids = readNumericIds('id', query.id ?? []);
-      else if (principal.kind === 'user' && principal.userId !== null) ids = [principal.userId];
+      else if (principal.kind === 'user') ids = [principal.userId];
       // An app token stands for no user: production asks for an id or a login.
       else
         throw badRequest(

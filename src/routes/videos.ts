@@ -19,14 +19,7 @@ import { hms, type Links } from '../links.ts';
 import { gameExists } from '../store/games.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
-import {
-  VIDEO_SELECTORS,
-  VIDEO_SORTS,
-  type VideoRow,
-  videoKey,
-  videosByIds,
-  videosPage,
-} from '../store/videos.ts';
+import { VIDEO_SELECTORS, VIDEO_SORTS, type VideoRow, videosByIds, videosPage } from '../store/videos.ts';
 
 export interface MutedSegment {
   duration: number;
@@ -241,7 +234,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => videoRowToVideo(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page, (r) => videoKey(sort, r)),
+        pagination: paginationOf(ctx, paging, page),
       };
     },
   });

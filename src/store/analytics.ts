@@ -3,10 +3,13 @@
 // here (a subject table with `owner_id`, a days table keyed by (subject, day)), so one query text
 // serves both, picked by a table description.
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
-import type { ReportKind } from '../reports/signing.ts';
+import { parseNumericId } from './ids.ts';
 import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from './schema.ts';
+
+/** The kinds of analytics report: one per kind of subject a user can own. */
+export const REPORT_KINDS = ['games', 'extensions'] as const;
+export type ReportKind = (typeof REPORT_KINDS)[number];
 
 const TABLES = {
   games: { subject: 'games', days: 'game_days', fk: 'game_id' },
@@ -42,9 +45,6 @@ export function reportSubjectRowToReportSubject(row: ReportSubjectRow): ReportSu
   };
 }
 
-/** Subjects are listed by id, ascending (index games_owner / extensions_owner: (owner_id, id)). */
-export const subjectKey = (s: ReportSubjectRow): Key => [s.id];
-
 // biome-ignore lint/suspicious/noExplicitAny: the table names come from TABLES, checked above
 type AnyDb = Kysely<any>;
 // biome-ignore lint/suspicious/noExplicitAny: as above
@@ -75,9 +75,10 @@ export async function findReportSubject(
   yesterday: string,
 ): Promise<ReportSubject | undefined> {
   // Game ids are integers in the store: anything else names no game (and must not reach SQL as one).
-  if (kind === 'games' && !/^\d{1,15}$/.test(id)) return undefined;
+  const key = kind === 'games' ? parseNumericId(id) : id;
+  if (key === undefined) return undefined;
   const row = await subjects(db, kind, today, yesterday)
-    .where(`${TABLES[kind].subject}.id`, '=', kind === 'games' ? Number(id) : id)
+    .where(`${TABLES[kind].subject}.id`, '=', key)
     .executeTakeFirst();
   return row ? reportSubjectRowToReportSubject(row as ReportSubjectRow) : undefined;
 }
@@ -100,6 +101,7 @@ export async function ownedReportSubjects(
 ): Promise<Page<ReportSubjectRow>> {
   const t = TABLES[kind];
   const q = subjects(db, kind, f.today, f.yesterday).where(`${t.subject}.owner_id`, '=', f.ownerId);
+  // By id, ascending (index games_owner / extensions_owner: (owner_id, id)).
   return keysetPage(q, [`${t.subject}.id`], 'asc', page) as Promise<Page<ReportSubjectRow>>;
 }
 

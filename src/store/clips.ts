@@ -1,5 +1,4 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { ClipRow, Database } from './schema.ts';
 
@@ -21,7 +20,6 @@ export interface ClipQuery extends ClipFilters {
 
 /** The order of /clips by broadcaster or game: most viewed first; ties by id, higher first. */
 export const CLIPS_ORDER = ['view_count', 'id'] as const;
-export const clipKey = (c: Pick<ClipRow, 'view_count' | 'id'>): Key => [c.view_count, c.id];
 
 function withFilters<O>(
   q: SelectQueryBuilder<Database, 'clips', O>,

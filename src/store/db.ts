@@ -1,4 +1,23 @@
-// The one place that picks the SQL dialect. Everything else speaks Kysely to `Store.db`.
+// The one place that picks the SQL dialect. The rest of src/store/ speaks Kysely to `Store.db`, and
+// nothing outside src/store/ writes SQL.
+//
+// Where the two dialects still differ, honestly (each place says why in its own comment):
+// - Opening a store (below): SQLite's pragmas and its change counter, so that in-process caches
+//   (src/store/cache.ts) work there and only there; PostgreSQL's pool, int8 read as numbers and the
+//   planner's random_page_cost.
+// - Migrations: 003 (clip ids compared bytewise with collate "C"; `trending` a stored generated
+//   column on PostgreSQL, a virtual one on SQLite) and 004 (statement-level triggers with
+//   transition tables on PostgreSQL, row triggers on SQLite); migrate.ts names PostgreSQL's schema
+//   for the migration table and retries a migration that collided with another session's DDL.
+// - Bulk loading (bulk.ts): json_each against json_array_elements with casts read from the catalog;
+//   the secondary indexes found in sqlite_master against pg_indexes; ANALYZE on PostgreSQL only.
+// - Planner steering, because SQLite plans without row statistics: streams.ts writes an IN list as
+//   an expression no index holds (on SQLite always, on PostgreSQL for several values) and
+//   videos.ts keeps a period off the time index with a unary plus on SQLite only.
+// - Values read back: a count is an int8 that PostgreSQL's driver may give as text (callers wrap it
+//   in Number()); an EXISTS is 0/1 on SQLite and a boolean on PostgreSQL (analytics.ts).
+// Everything else (the queries of every operation, keyset pages, LIMITs written as literals) is
+// one SQL text for both stores.
 
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, FollowRow } from './schema.ts';
 
@@ -28,11 +27,6 @@ export type FollowSelector = { from: number; to?: number } | { from?: number; to
 // follows_from_time), with only `to` given it is `from_id` (index follows_to_time).
 const BY_FROM_ORDER = ['follows.followed_at', 'follows.to_id'] as const;
 const BY_TO_ORDER = ['follows.followed_at', 'follows.from_id'] as const;
-
-/** The cursor key of a row in the ordering `followsPage` uses for `sel`. */
-export function followKey(sel: FollowSelector, r: FollowRow): Key {
-  return sel.from !== undefined ? [r.followed_at, r.to_id] : [r.followed_at, r.from_id];
-}
 
 function whereSelector(db: Kysely<Database>, sel: FollowSelector) {
   let q = db.selectFrom('follows');

@@ -1,23 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, MarkerRow } from './schema.ts';
 
 /**
  * The order of /streams/markers: newest first, ties by marker id, higher first. A cursor's key
- * leads with the video and the creator, so that it names the video it walks (a `user_id` query
- * keeps walking the video it started on when the user's most recent video changes). The SQL
- * compares only (created_at, id): the video and creator are pinned by equalities, and a row
- * comparison that also covered them would make SQLite use only those equalities and filter the
- * whole video's range, so deep pages would cost more than the first.
+ * leads with the video and the creator (pinned by equalities: keysetPage), so that it names the
+ * video it walks (a `user_id` query keeps walking the video it started on when the user's most
+ * recent video changes).
  */
 export const MARKERS_ORDER = ['created_at', 'id'] as const;
-export const markerKey = (m: Pick<MarkerRow, 'video_id' | 'creator_id' | 'created_at' | 'id'>): Key => [
-  m.video_id,
-  m.creator_id,
-  m.created_at,
-  m.id,
-];
 
 /** A video with its owner's names (null when the owner is not in the store). */
 export interface MarkedVideo {
@@ -76,16 +67,7 @@ export function markersPage(
     .selectAll()
     .where('video_id', '=', videoId)
     .where('creator_id', '=', creatorId);
-  const inVideo = (key: Key | undefined): Key | undefined => {
-    if (key === undefined) return undefined;
-    if (key[0] !== videoId || key[1] !== creatorId) throw new Error('cursor key of another video');
-    return key.slice(2);
-  };
-  return keysetPage(q, MARKERS_ORDER, 'desc', {
-    first: page.first,
-    after: inVideo(page.after),
-    before: inVideo(page.before),
-  });
+  return keysetPage(q, MARKERS_ORDER, 'desc', page, [videoId, creatorId]);
 }
 
 export async function userExists(db: Kysely<Database>, userId: number): Promise<boolean> {

@@ -4,8 +4,14 @@
 // Every ordering is uniform in direction over its key columns (for example view_count DESC, id
 // DESC), so "after this row" is one row-value comparison, `(sort, id) < (?, ?)`, which both SQLite
 // and PostgreSQL turn into an index range.
+//
+// An ordering is described once, by its column list: the same list writes the ORDER BY, the
+// comparison with a cursor's key, and the keys of the page's first and last rows that the next
+// cursor carries, so the three cannot drift apart.
 import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
+
+/** A row's position in an ordering: its sort value(s) and then its id (what a cursor carries). */
+export type Key = readonly (string | number)[];
 
 export type Direction = 'asc' | 'desc';
 
@@ -28,10 +34,18 @@ export interface PageQuery {
   before?: Key;
 }
 
+/** The keys of a page's first and last rows, in its ordering. */
+export interface PageEnds {
+  first: Key;
+  last: Key;
+}
+
 export interface Page<R> {
   rows: R[];
   /** more rows exist beyond this page in the direction of travel */
   hasMore: boolean;
+  /** the keys of the first and last rows (none when the page is empty) */
+  ends?: PageEnds;
 }
 
 /**
@@ -61,18 +75,58 @@ export function keysetQuery<DB, TB extends keyof DB, R>(
 }
 
 /**
- * Runs `query` ordered by `columns` (sort columns then the id) in `direction`, one page of it.
+ * The name a row carries an ordering column under: the column's own name, without its table
+ * (`follows.followed_at` is the row's `followed_at`). Ordering columns are plain column references,
+ * so a select that renames one (`games.id as id`) keeps the same name.
+ */
+const fieldOf = (column: string): string => column.slice(column.lastIndexOf('.') + 1);
+
+function keyOf(row: unknown, pinned: Key, fields: readonly string[]): Key {
+  const values = fields.map((f) => {
+    const v = (row as Record<string, unknown>)[f];
+    if (typeof v !== 'string' && typeof v !== 'number') throw new Error(`no key value "${f}" in the row`);
+    return v;
+  });
+  return [...pinned, ...values];
+}
+
+/** A cursor's key without the `pinned` values that lead it; they must be the query's own. */
+function unpinned(key: Key | undefined, pinned: Key): Key | undefined {
+  if (key === undefined || pinned.length === 0) return key;
+  if (pinned.some((v, i) => key[i] !== v)) throw new Error('cursor key of another pinned range');
+  return key.slice(pinned.length);
+}
+
+/**
+ * Runs `query` ordered by `columns` (sort columns then the id) in `direction`, one page of it, with
+ * the keys of its first and last rows read from the rows under the columns' names.
  * `before` walks backward: the rows are fetched in reverse and returned in the forward order.
+ *
+ * `pinned`: the values of leading key columns that the query fixes with `=`. They lead every key of
+ * the page (a cursor names them), but the SQL compares only `columns`: a row comparison that also
+ * covered the pinned columns would let SQLite use only the equalities and filter the whole pinned
+ * range, so a deep page would cost more than the first.
  */
 export async function keysetPage<DB, TB extends keyof DB, R>(
   query: SelectQueryBuilder<DB, TB, R>,
   columns: readonly string[],
   direction: Direction,
   page: PageQuery,
+  pinned: Key = [],
 ): Promise<Page<R>> {
-  const rows = await keysetQuery(query, columns, direction, page).execute();
+  const after = unpinned(page.after, pinned);
+  const before = unpinned(page.before, pinned);
+  const rows = await keysetQuery(query, columns, direction, { first: page.first, after, before }).execute();
   const hasMore = rows.length > page.first;
   if (hasMore) rows.pop();
-  if (page.before !== undefined) rows.reverse();
-  return { rows, hasMore };
+  if (before !== undefined) rows.reverse();
+  const firstRow = rows[0];
+  const lastRow = rows[rows.length - 1];
+  if (firstRow === undefined || lastRow === undefined) return { rows, hasMore };
+  const fields = columns.map(fieldOf);
+  return {
+    rows,
+    hasMore,
+    ends: { first: keyOf(firstRow, pinned, fields), last: keyOf(lastRow, pinned, fields) },
+  };
 }

@@ -1,11 +1,9 @@
 import { type Kysely, type Selectable, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
 /** The order of /streams (the order of /games/top's sums): current viewers, most first; ties by id, higher first. */
 export const STREAMS_ORDER = ['streams.viewer_count', 'streams.id'] as const;
-export const streamKey = (s: Pick<StreamListRow, 'viewer_count' | 'id'>): Key => [s.viewer_count, s.id];
 
 /** A live stream with its game's name (null when the game is not in the store). */
 export type StreamListRow = Selectable<StreamsTable> & { game_name: string | null };

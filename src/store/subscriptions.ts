@@ -1,5 +1,4 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
 
@@ -11,10 +10,6 @@ export const TIER_POINTS: Readonly<Record<Tier, number>> = { '1000': 1, '2000': 
  * broadcaster fixed it is the index subscriptions_broadcaster_time read backward.
  */
 export const SUBSCRIPTIONS_ORDER = ['subscriptions.created_at', 'subscriptions.user_id'] as const;
-export const subscriptionKey = (s: Pick<SubscriptionRow, 'created_at' | 'user_id'>): Key => [
-  s.created_at,
-  s.user_id,
-];
 
 /** A subscription; with `names`, also its subscriber's and gifter's (null: no such user). */
 export type ListedSubscription = SubscriptionRow & {

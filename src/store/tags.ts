@@ -1,12 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, TagRow } from './schema.ts';
 
 // Tags are listed by id, the lowercase UUID text. Every id has its dashes at the same places, so
 // byte order (SQLite) and a locale collation (PostgreSQL) agree on this order.
 const TAGS_ORDER = ['id'] as const;
-export const tagKey = (t: Pick<TagRow, 'id'>): Key => [t.id];
 
 /** All platform tags, one page (primary-key range scan). */
 export function allTags(db: Kysely<Database>, page: PageQuery): Promise<Page<TagRow>> {

@@ -36,6 +36,26 @@ export function findUserByLogin(db: Kysely<Database>, login: string): Promise<Us
   return db.selectFrom('users').selectAll().where('login', '=', login.toLowerCase()).executeTakeFirst();
 }
 
+/**
+ * The user with this login (case ignored) or, when `id` is given, this id: one query. Used where
+ * one text may name a user either way (the command line's `--user`).
+ */
+export function findUserByLoginOrId(
+  db: Kysely<Database>,
+  login: string,
+  id: number | undefined,
+): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) =>
+      id === undefined
+        ? eb('login', '=', login.toLowerCase())
+        : eb.or([eb('login', '=', login.toLowerCase()), eb('id', '=', id)]),
+    )
+    .executeTakeFirst();
+}
+
 /** The ids of the users with these logins (case ignored), in one query; unknown logins are left out. */
 export async function userIdsByLogins(db: Kysely<Database>, logins: readonly string[]): Promise<number[]> {
   const unique = [...new Set(logins.map((l) => l.toLowerCase()))];

@@ -1,5 +1,4 @@
 import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely';
-import type { Key } from '../http/cursor.ts';
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
 
@@ -22,7 +21,6 @@ const SORT_COLUMN = { time: 'created_at', trending: 'trending', views: 'view_cou
 
 /** The order of each sort: its column, most first; ties by id, higher first. */
 export const videoOrder = (sort: VideoSort) => [SORT_COLUMN[sort], 'id'] as const;
-export const videoKey = (sort: VideoSort, v: VideoRow): Key => [v[SORT_COLUMN[sort]], v.id];
 
 export interface VideoQuery {
   selector: VideoSelector;

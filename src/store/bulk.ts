@@ -1,0 +1,123 @@
+// Bulk loading of generated rows (the demo data set, src/seed/): the tables it fills, and the SQL
+// that makes loading a million rows fast on each store. What the rows are is src/seed/'s business.
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
+import type { Dialect, Store } from './db.ts';
+import type { Database } from './schema.ts';
+
+/** Tables that hold platform data, in the order they are emptied by --force. */
+export const DATA_TABLES = [
+  'extension_days',
+  'game_days',
+  'extensions',
+  'tags',
+  'moderators',
+  'follows',
+  'subscriptions',
+  'markers',
+  'videos',
+  'clips',
+  'streams',
+  'games',
+  'auth_codes',
+  'tokens',
+  'clients',
+  'users',
+] as const satisfies readonly (keyof Database)[];
+
+/** Whether the store holds no users and no clients (nothing a seed would overwrite). */
+export async function isEmpty(store: Store): Promise<boolean> {
+  const row = await store.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+  const client = await store.db.selectFrom('clients').select('id').limit(1).executeTakeFirst();
+  return !row && !client;
+}
+
+/** Deletes every row of every data table (a seed with --force). */
+export async function emptyDataTables(trx: Transaction<Database>): Promise<void> {
+  for (const t of DATA_TABLES) await trx.deleteFrom(t).execute();
+}
+
+/** Runs statements that `dropSecondaryIndexes` returned, building the indexes again. */
+export async function runDdl(trx: Transaction<Database>, ddl: readonly string[]): Promise<void> {
+  for (const text of ddl) await trx.executeQuery(CompiledQuery.raw(text));
+}
+
+/**
+ * Refreshes the planner's statistics of the data tables after a load. Only this store's tables: a
+ * bare ANALYZE covers every schema of the database and deadlocks with another session seeding its
+ * own schema at the same time (parallel test files). SQLite plans without them.
+ */
+export async function analyzeDataTables(trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  if (dialect === 'postgres')
+    await sql`analyze ${sql.join(DATA_TABLES.map((t) => sql.table(t)))}`.execute(trx);
+}
+
+/** A chunk of one table's rows: the column names and the rows as a JSON array of value arrays. */
+export interface JsonRows {
+  table: keyof Database;
+  columns: string[];
+  json: string;
+}
+
+/**
+ * A writer of generated rows. Each chunk goes in as ONE statement with ONE parameter, the chunk as
+ * a JSON array of row arrays, which the database unpacks itself (SQLite json_each, PostgreSQL
+ * json_array_elements): a short SQL text prepared once per table instead of thousands of bound
+ * values. Every value is an integer below 2^53, a string or null, so the JSON round trip is exact.
+ */
+export function inserter(trx: Transaction<Database>, dialect: Dialect) {
+  const texts = new Map<string, string>();
+  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const textFor = async (table: string, columns: string[]): Promise<string> => {
+    let text = texts.get(table);
+    if (text === undefined) {
+      const list = columns.map(quote).join(',');
+      if (dialect === 'sqlite') {
+        const values = columns.map((_, i) => `value ->> ${i}`).join(',');
+        text = `insert into ${quote(table)} (${list}) select ${values} from json_each(?)`;
+      } else {
+        // Each element is cast to its column's type, read from the catalog once per table.
+        const r = await sql<{ name: string; type: string }>`
+          select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
+          where attrelid = ${sql.lit(table)}::regclass and attnum > 0 and not attisdropped`.execute(trx);
+        const typeOf = new Map(r.rows.map((c) => [c.name, c.type]));
+        const values = columns.map((c, i) => `(e ->> ${i})::${typeOf.get(c) ?? 'text'}`).join(',');
+        text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e`;
+      }
+      texts.set(table, text);
+    }
+    return text;
+  };
+  return async (chunk: JsonRows): Promise<void> => {
+    const text = await textFor(chunk.table, chunk.columns);
+    await trx.executeQuery(CompiledQuery.raw(text, [chunk.json]));
+  };
+}
+
+/**
+ * Drops the indexes of the data tables that no constraint needs (primary keys and unique
+ * constraints stay, so the load is still checked) and returns the statements that recreate them
+ * exactly as the migrations made them.
+ */
+export async function dropSecondaryIndexes(db: Kysely<Database>, dialect: Dialect): Promise<string[]> {
+  const tables = [...DATA_TABLES] as string[];
+  let found: { name: string; ddl: string }[];
+  if (dialect === 'sqlite') {
+    // Indexes behind PRIMARY KEY / UNIQUE have no SQL text (sqlite_autoindex_*).
+    const r = await sql<{ name: string; ddl: string }>`
+      select name, sql as ddl from sqlite_master
+      where type = 'index' and sql is not null and tbl_name in (${sql.join(tables)})
+      order by name`.execute(db);
+    found = r.rows;
+  } else {
+    const r = await sql<{ name: string; ddl: string }>`
+      select i.indexname as name, i.indexdef as ddl from pg_indexes i
+      where i.schemaname = current_schema() and i.tablename in (${sql.join(tables)})
+        and not exists (
+          select 1 from pg_constraint c
+          where c.conindid = (quote_ident(i.schemaname) || '.' || quote_ident(i.indexname))::regclass)
+      order by i.indexname`.execute(db);
+    found = r.rows;
+  }
+  for (const { name } of found) await sql`drop index ${sql.ref(name)}`.execute(db);
+  return found.map((f) => f.ddl);
+}
