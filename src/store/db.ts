@@ -97,7 +97,7 @@ function openSqlite(file: string): Store {
 }
 
 // pg is loaded when a PostgreSQL store is opened, not at start: an SQLite server never needs it, and
-// loading it is a tenth of helixd's start-up (bench/README.md). pg is a CommonJS package.
+// loading it is a tenth of helixd's start-up (docs/perf-history.md). pg is a CommonJS package.
 // The type parser below asks for it for every field of every result: required once, then kept.
 let pgModule: typeof pg | undefined;
 const requirePg = (): typeof pg => {

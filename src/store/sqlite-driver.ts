@@ -3,7 +3,7 @@
 // Kysely's own SQLite driver guards its one connection with a mutex whose release wakes every
 // waiter (each re-checks and all but one go back to sleep): with 64 requests in flight a query can
 // cost up to 64 wake-ups, and a waiter can be passed over again and again. It also prepares every
-// statement anew, which costs about as much as running a page query (bench/README.md).
+// statement anew, which costs about as much as running a page query (docs/perf-history.md).
 //
 // better-sqlite3 runs a statement synchronously, start to finish, on the calling thread: no other
 // query can interleave with it. So a lone query needs no lock at all. Only a transaction holds the
@@ -37,7 +37,7 @@ interface Prepared {
 // better-sqlite3 builds each row object in C++, looking every column name up in V8's string table
 // for every row; reading rows as arrays and building the objects with a function made for the
 // statement's columns (one object shape, keys as literals) takes 35-40% less time on a page of
-// rows (bench/README.md). Names come from the statement's own columns, quoted by JSON.stringify;
+// rows (docs/perf-history.md). Names come from the statement's own columns, quoted by JSON.stringify;
 // as with better-sqlite3, a repeated name keeps its last value.
 function objectMaker(columns: readonly string[]): (values: unknown[]) => Record<string, unknown> {
   const fields = columns.map((c, i) => `${JSON.stringify(c)}: v[${i}]`).join(', ');
