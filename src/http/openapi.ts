@@ -15,8 +15,8 @@ export const DOCS_PATH = '/docs';
 
 /**
  * A route schema's `x-form`: the parameters a token-service route reads from its query string or its
- * form or JSON body (oauth.ts reads them itself, body first). Shown as the request body, for the
- * document only: Fastify never validates it.
+ * form or JSON body (oauth.ts reads them itself, body first). Shown as the request body (the query
+ * string for a GET), for the document only: Fastify never validates it.
  */
 export const FORM_KEY = 'x-form';
 
@@ -57,15 +57,17 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
       },
     },
     // Operations are tagged by their first path segment; the token service's routes carry their own tag.
-    transform: ({ schema, url }) => {
+    transform: ({ schema, url, route }) => {
       if (!schema) return { schema, url };
       const { [FORM_KEY]: form, ...rest } = schema as Record<string, unknown>;
       const tags =
         (rest.tags as string[] | undefined) ??
         (url.startsWith(`${DOCUMENTED_PREFIX}/`) ? [url.split('/')[2] ?? ''] : undefined);
-      const body = form
-        ? { body: form, consumes: ['application/x-www-form-urlencoded', 'application/json'] }
-        : {};
+      const body = !form
+        ? {}
+        : route.method === 'GET'
+          ? { querystring: form }
+          : { body: form, consumes: ['application/x-www-form-urlencoded', 'application/json'] };
       return { schema: { ...rest, ...(tags ? { tags } : {}), ...body } as FastifySchema, url };
     },
   });

@@ -46,6 +46,7 @@ const COMMON_ERRORS = {
   400: 'A parameter is missing, malformed, or breaks a rule of the operation; the message names it',
   401: 'No token or Client-Id, a token that is unknown, expired or of another client, or a token of the wrong kind or without a scope the operation needs',
   429: "The token's rate limit is spent until the time in Ratelimit-Reset",
+  500: 'An unexpected failure (its details are logged, never sent)',
   503: 'The store is unreachable',
 } as const;
 

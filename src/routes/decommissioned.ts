@@ -5,8 +5,8 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, errorBody } from '../http/errors.ts';
-import { OPERATION_PREFIXES, registerOperation } from '../http/operation.ts';
+import { badRequest, errorBody, helixErrorBody } from '../http/errors.ts';
+import { DOCUMENTED_PREFIX, OPERATION_PREFIXES, registerOperation } from '../http/operation.ts';
 import {
   dateTime,
   listResponse,
@@ -35,6 +35,8 @@ interface Successor {
 
 interface Decommissioned {
   path: string;
+  /** production's name of the operation */
+  summary: string;
   /** the day production switched the operation off (spec 9) */
   sunset: string;
   successors: readonly Successor[];
@@ -42,6 +44,7 @@ interface Decommissioned {
 
 export const FOLLOWS: Decommissioned = {
   path: '/users/follows',
+  summary: 'Get Users Follows',
   sunset: '2023-09-12',
   successors: [
     { path: '/channels/followers', title: 'Get Channel Followers' },
@@ -51,6 +54,7 @@ export const FOLLOWS: Decommissioned = {
 
 export const STREAM_TAGS: Decommissioned = {
   path: '/tags/streams',
+  summary: 'Get All Stream Tags',
   sunset: '2023-07-13',
   successors: [{ path: '/channels', title: 'Get Channel Information (free-form tags)' }],
 };
@@ -91,6 +95,14 @@ export function decommissionedRoutes(app: FastifyInstance, ctx: AppContext): voi
       app.route({
         method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
         url: prefix + op.path,
+        // Described once: the GET under the documented prefix (the other methods answer the same).
+        schema: {
+          hide: prefix !== DOCUMENTED_PREFIX,
+          summary: op.summary,
+          description: `Decommissioned by production on ${op.sunset}: answers 410 to every request, with \`Sunset\` and a \`Link\` to ${op.successors.map((s) => s.path).join(' and ')}. Served from the store with --legacy.`,
+          deprecated: true,
+          response: { 410: { ...helixErrorBody, description: GONE_MESSAGE } },
+        },
         handler: (_req, reply) => {
           reply
             .code(410)
@@ -143,7 +155,7 @@ function userIdParam(name: string, v: string | undefined): number | null | undef
 function legacyFollows(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: FOLLOWS.path,
-    summary: 'Get Users Follows',
+    summary: FOLLOWS.summary,
     description: `Decommissioned by production on ${FOLLOWS.sunset} (served with --legacy only): the follows from a user and/or to a user, most recent first.`,
     deprecated: true,
     access: { token: 'any' },
@@ -210,7 +222,7 @@ const streamTagsParams = { tag_id: stringList(MAX_TAG_IDS), ...pagingParams };
 function legacyStreamTags(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: STREAM_TAGS.path,
-    summary: 'Get All Stream Tags',
+    summary: STREAM_TAGS.summary,
     description: `Decommissioned by production on ${STREAM_TAGS.sunset} (served with --legacy only): the stream tags, or those given by tag_id.`,
     deprecated: true,
     access: { token: 'any' },
