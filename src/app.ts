@@ -6,6 +6,8 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
+import { registerDocs } from './http/openapi.ts';
+import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
 import { Links } from './links.ts';
@@ -69,7 +71,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleError(err, req, reply);
     },
     clientErrorHandler: handleClientError,
+    // A query string that breaks its operation's schema: the Helix message naming the parameter.
+    schemaErrorFormatter: helixSchemaError,
   });
+  // Every request schema is compiled with helixd's strict reading of query-string text.
+  app.setValidatorCompiler(compileValidator);
   app.addHook('onClose', () => ctx.rateLimiter.close());
   // A client may send its request and then close its side of the connection (`printf ... | nc -N`,
   // a replay that half-closes): it must still get the answer. Node's HTTP server aborts the request
@@ -82,6 +88,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));
   });
+
+  // Before the routes: the OpenAPI generator collects them as they are added.
+  await registerDocs(app, deps.config);
 
   healthRoutes(app, ctx);
   oauthRoutes(app, ctx);

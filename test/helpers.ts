@@ -19,6 +19,7 @@ import { dayStart } from '../src/seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from '../src/seed/index.ts';
 import { openStore, type Store, type StoreOptions } from '../src/store/db.ts';
 import { migrateOrThrow } from '../src/store/migrate.ts';
+import { openApiChecker } from './openapi-check.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -145,6 +146,12 @@ function withClientId(headers: Record<string, string>, seed: SeedInfo | undefine
   return { ...headers, 'client-id': seed.demoClientId };
 }
 
+/** The path (and query) an inject request names. */
+const urlOf = (opts: InjectOptions): string => {
+  const u = opts.url ?? opts.path ?? '/';
+  return typeof u === 'string' ? u : (u.pathname ?? '/');
+};
+
 /** The real app on a fresh store of `kind`, seeded with the demo data (200 users by default). */
 export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Promise<TestApp> {
   const temp = await tempStore(kind);
@@ -169,6 +176,13 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     logger: false,
   });
   const now = () => Math.floor(clock.now() / 1000);
+  const openApi = await openApiChecker(app);
+  // Every answer is checked against /openapi.json (test/openapi-check.ts).
+  const checked = async (method: string, url: string, res: Promise<LightMyRequestResponse>) => {
+    const r = await res;
+    openApi.check(method, url, r);
+    return r;
+  };
   return {
     app,
     store: temp.store,
@@ -176,8 +190,9 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     clock,
     config,
     seed,
-    get: (url, headers = {}) => app.inject({ method: 'GET', url, headers: withClientId(headers, seed) }),
-    inject: (opts) => app.inject(opts),
+    get: (url, headers = {}) =>
+      checked('GET', url, app.inject({ method: 'GET', url, headers: withClientId(headers, seed) })),
+    inject: (opts) => checked(opts.method ?? 'GET', urlOf(opts), app.inject(opts)),
     async userToken(scopes = [], userId, ttl = 3600) {
       if (!seed) throw new Error('no demo data');
       const t = await mintToken(temp.store.db, {

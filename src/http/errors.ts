@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 
 /** The one error type of the request path: a status and a message for the Helix error body. */
 export class HelixError extends Error {
@@ -20,21 +21,17 @@ export const unauthorized = (message: string) => new HelixError(401, message);
 export const forbidden = (message: string) => new HelixError(403, message);
 export const notFound = (message = 'Not Found') => new HelixError(404, message);
 
-export interface HelixErrorBody {
-  error: string;
-  status: number;
-  message: string;
-}
+/** The error body of every operation: the status's reason phrase, the status, and a message. */
+export const helixErrorBody = Type.Object({
+  error: Type.String({ description: 'The HTTP reason phrase of the status' }),
+  status: Type.Integer(),
+  message: Type.String({ description: 'What was wrong: names the parameter and the rule it broke' }),
+});
+export type HelixErrorBody = Static<typeof helixErrorBody>;
 
 export function errorBody(status: number, message: string): HelixErrorBody {
   return { error: STATUS_CODES[status] ?? 'Error', status, message };
 }
-
-export const errorBodySchema = {
-  type: 'object',
-  properties: { error: { type: 'string' }, status: { type: 'integer' }, message: { type: 'string' } },
-  required: ['error', 'status', 'message'],
-} as const;
 
 interface AjvError {
   keyword: string;

@@ -1,11 +1,16 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+// The route schema's `hide` and the OpenAPI keys are @fastify/swagger's (it augments FastifySchema).
+import type {} from '@fastify/swagger';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TProperties, TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { type AccessRule, authorize, type Principal } from './access.ts';
-import { HelixError } from './errors.ts';
-import { compileQuery } from './validate.ts';
+import { HelixError, helixErrorBody } from './errors.ts';
+import { type QueryOf, querySchema } from './params.ts';
 
 /** Every operation is served under both prefixes (DESIGN decision 1). */
 export const OPERATION_PREFIXES = ['/helix', '/mock'] as const;
+/** The prefix /openapi.json describes; /mock serves the very same operations (docs/design.md). */
+export const DOCUMENTED_PREFIX = OPERATION_PREFIXES[0];
 
 export interface OperationRequest<Q> {
   query: Q;
@@ -14,31 +19,88 @@ export interface OperationRequest<Q> {
   reply: FastifyReply;
 }
 
-export interface OperationDef<Q> {
+/** The error statuses an operation may answer besides the ones every operation may (COMMON_ERRORS). */
+export type OperationErrors = Partial<Record<403 | 404, string>>;
+
+export interface OperationDef<P extends TProperties, R extends TSchema> {
   /** the spec's path, e.g. '/games/top' */
   path: string;
+  /** production's name of the operation, e.g. 'Get Top Games' */
+  summary: string;
+  /** what it answers, in a sentence or two (the OpenAPI description) */
+  description: string;
   access: AccessRule;
-  /** JSON schema of the query string (and of the 200 response, for fast serialisation) */
-  schema: { querystring: object; response?: Record<number, object> };
-  handler: (ctx: AppContext, r: OperationRequest<Q>) => Promise<unknown>;
+  /** the query-string parameters, each one's schema (Fastify validates them, after `access`) */
+  query: P;
+  /** the 200 answer's schema (it also serialises the answer, in its property order) */
+  response: R;
+  /** when the operation answers 403 or 404 */
+  errors?: OperationErrors;
+  /** decommissioned in production (the --legacy operations) */
+  deprecated?: boolean;
+  handler: (ctx: AppContext, r: OperationRequest<QueryOf<P>>) => Promise<Static<R>>;
 }
 
+/** What every operation may answer besides its 200, and when. */
+const COMMON_ERRORS = {
+  400: 'A parameter is missing, malformed, or breaks a rule of the operation; the message names it',
+  401: 'No token or Client-Id, a token that is unknown, expired or of another client, or a token of the wrong kind or without a scope the operation needs',
+  429: "The token's rate limit is spent until the time in Ratelimit-Reset",
+  500: 'An unexpected failure (its details are logged, never sent)',
+  503: 'The store is unreachable',
+} as const;
+
+const described = (schema: TSchema, description: string) => ({ ...schema, description });
+
+/** The OpenAPI description of who may call: `bearer` with the scopes (any one of them), and Client-Id. */
+function securityOf(access: AccessRule) {
+  const scopes = access.anyScope?.length ? access.anyScope : [undefined];
+  return {
+    security: scopes.map((s) => ({ bearer: s === undefined ? [] : [s], clientId: [] })),
+    'x-token-kind': access.token === 'user' ? 'user' : 'app or user',
+  };
+}
+
+// The principal found by the onRequest hook, for the handler of the same request.
+const principals = new WeakMap<FastifyRequest, Principal>();
+
 /**
- * Registers one operation at `/helix<path>` and `/mock<path>`. The access rules run before any
- * parameter is looked at (a request with no token is a 401 even when its parameters are wrong),
- * so the query string is validated after authorization, not by Fastify's preValidation.
+ * Registers one operation at `/helix<path>` and `/mock<path>`. The access rules run in the route's
+ * onRequest hook, before any parameter is looked at (a request with no token is a 401 even when
+ * its parameters are wrong); Fastify validates the query string after it, with the schema `query`
+ * (see query-validator.ts), and the handler receives the typed, defaulted query.
  */
-export function registerOperation<Q>(app: FastifyInstance, ctx: AppContext, def: OperationDef<Q>): void {
-  const validate = compileQuery<Q>(def.schema.querystring);
+export function registerOperation<P extends TProperties, R extends TSchema>(
+  app: FastifyInstance,
+  ctx: AppContext,
+  def: OperationDef<P, R>,
+): void {
+  const errors = { ...COMMON_ERRORS, ...def.errors };
+  const response: Record<number, object> = { 200: described(def.response, 'OK') };
+  for (const [status, when] of Object.entries(errors))
+    response[Number(status)] = described(helixErrorBody, when);
   for (const prefix of OPERATION_PREFIXES) {
     app.get(prefix + def.path, {
-      schema: { response: def.schema.response } as FastifySchema,
-      handler: async (req, reply) => {
+      schema: {
+        // Only one prefix is described: the other serves the same operations.
+        hide: prefix !== DOCUMENTED_PREFIX,
+        operationId: `get${def.path.replaceAll('/', '-')}`,
+        summary: def.summary,
+        description: def.description,
+        ...(def.deprecated ? { deprecated: true } : {}),
+        ...securityOf(def.access),
+        querystring: querySchema(def.query),
+        response,
+      },
+      onRequest: async (req, reply) => {
         const principal = await authorize(ctx, req, def.access);
         // Rate limit after the token check (the bucket is the token's), before any parameter.
         reply.headers(await ctx.rateLimiter.charge(principal));
-        const query = validate(req.query);
-        return def.handler(ctx, { query, principal, req, reply });
+        principals.set(req, principal);
+      },
+      handler: async (req, reply) => {
+        const principal = principals.get(req) as Principal;
+        return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply });
       },
     });
     // The operations are reads: any other method on their paths is a 405, not a 404. Refused in
@@ -46,6 +108,7 @@ export function registerOperation<Q>(app: FastifyInstance, ctx: AppContext, def:
     app.route({
       method: ['POST', 'PUT', 'PATCH', 'DELETE'],
       url: prefix + def.path,
+      schema: { hide: true },
       onRequest: async () => {
         throw new HelixError(405, 'Method Not Allowed', { headers: { allow: 'GET, HEAD' } });
       },

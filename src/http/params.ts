@@ -1,4 +1,5 @@
 // Request rules shared by several operations (spec section 4, common rules), written once.
+import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { Key, Page } from '../store/page.ts';
 import { cursorScope, decodeCursor, encodeCursor } from './cursor.ts';
@@ -7,33 +8,65 @@ import { badRequest } from './errors.ts';
 export const MAX_FIRST = 100;
 export const DEFAULT_FIRST = 20;
 
-/** `first`: an integer 1..100, default 20. The query string always holds it as text. */
-export const firstSchema = {
-  type: 'integer',
-  minimum: 1,
-  maximum: MAX_FIRST,
-  default: DEFAULT_FIRST,
-} as const;
-/** A boolean parameter: `true` or `false` in any letter case (the rule lives in validate.ts). */
-export const booleanParam = { type: 'boolean' } as const;
-export const cursorParamSchema = { type: 'string', maxLength: 2048 } as const;
-/** A parameter given once (a repeated one is a 400 "may be given only once"). */
-export const singleString = { type: 'string', maxLength: 256 } as const;
-/** A repeatable parameter (`?id=a&id=b`), at most `max` values. */
-export const stringList = (max: number) =>
-  ({ type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: max }) as const;
+// Each parameter and response shape is declared once, as a TypeBox schema: Fastify validates the
+// query string with it, serialises the answer with it, and @fastify/swagger describes it in
+// /openapi.json; the TypeScript types are derived from it (`Static`, `QueryOf`).
 
-export const pagingProperties = {
-  first: firstSchema,
-  after: cursorParamSchema,
-  before: cursorParamSchema,
-} as const;
+declare const DEFAULTED: unique symbol;
+/** A parameter with a default: never missing once the query string has been validated. */
+export type TDefaulted<T extends TSchema = TSchema> = T & { readonly [DEFAULTED]: true };
 
-export interface PagingQuery {
-  first: number;
-  after?: string;
-  before?: string;
+/** `schema` with a default value (applied by the validator when the parameter is not given). */
+export function withDefault<T extends TSchema>(schema: T, value: Static<T>): TDefaulted<T> {
+  return { ...schema, default: value } as unknown as TDefaulted<T>;
 }
+
+/**
+ * The query a handler receives for the parameters `P`: a parameter with a default is always
+ * there, any other may be missing. No parameter is required by the schema: the operations check
+ * their selectors themselves, so that the message names the rule ("exactly one of ...").
+ */
+export type QueryOf<P extends TProperties> = {
+  [K in keyof P as P[K] extends TDefaulted ? K : never]: Static<P[K]>;
+} & {
+  [K in keyof P as P[K] extends TDefaulted ? never : K]?: Static<P[K]>;
+};
+
+/** The querystring schema of the parameters `P` (every one optional on the wire). */
+export function querySchema(params: TProperties): TObject {
+  return Type.Object(Object.fromEntries(Object.entries(params).map(([k, v]) => [k, Type.Optional(v)])));
+}
+
+/** `first`: an integer 1..100, default 20. The query string always holds it as text. */
+export const firstParam = withDefault(
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_FIRST,
+    description: `How many items a page holds (default ${DEFAULT_FIRST})`,
+  }),
+  DEFAULT_FIRST,
+);
+/** A boolean parameter: `true` or `false` in any letter case (the rule lives in query-validator.ts). */
+export const booleanParam = Type.Boolean();
+export const cursorParam = Type.String({ maxLength: 2048, description: 'A cursor from a previous page' });
+/** A parameter given once (a repeated one is a 400 "may be given only once"). */
+export const singleString = Type.String({ maxLength: 256 });
+/** A repeatable parameter (`?id=a&id=b`), at most `max` values. */
+export const stringList = (max: number) => Type.Array(Type.String({ maxLength: 256 }), { maxItems: max });
+/**
+ * A parameter that takes one of `values`. `type` comes first so that a repeated parameter is "may
+ * be given only once", not "must be one of".
+ */
+export const stringEnum = <const T extends readonly string[]>(values: T) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: values });
+
+export const pagingParams = {
+  first: firstParam,
+  after: cursorParam,
+  before: cursorParam,
+};
+
+export type PagingQuery = QueryOf<typeof pagingParams>;
 
 /** The keyset request behind `first`/`after`/`before`, with the cursor checked against the query's scope. */
 export interface Paging {
@@ -67,9 +100,9 @@ export function readPaging(
   return p;
 }
 
-export interface Pagination {
-  cursor?: string;
-}
+/** `pagination`: the cursor of the next page in the direction of travel, or `{}`. */
+export const paginationSchema = Type.Object({ cursor: Type.Optional(Type.String()) });
+export type Pagination = Static<typeof paginationSchema>;
 
 /**
  * The cursor of a page: its first and last rows' keys (keysetPage reads them from the rows by its
@@ -85,38 +118,25 @@ export function paginationOf(ctx: AppContext, paging: Paging, page: Page<unknown
   return cursor === undefined ? {} : { cursor };
 }
 
-export const paginationSchema = {
-  type: 'object',
-  properties: { cursor: { type: 'string' } },
-} as const;
-
 /**
- * The 200 response schema of a list operation: `data` of `item` and `pagination`. The same schema
+ * The 200 response of a list operation: `data` of `item` and `pagination`. The same schema
  * serialises the answer (fast-json-stringify), in this property order.
  */
-export function listResponseSchema(item: object) {
-  return {
-    200: {
-      type: 'object',
-      properties: { data: { type: 'array', items: item }, pagination: paginationSchema },
-      required: ['data', 'pagination'],
-    },
-  } as const;
-}
+export const listResponse = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), pagination: paginationSchema });
 
 /**
- * The 200 response schema of a lookup that answers in one piece (GET /users, GET /games): `data`
- * only. Production sends no `pagination` key there at all, not even an empty one.
+ * The 200 response of a lookup that answers in one piece (GET /users, GET /games): `data` only.
+ * Production sends no `pagination` key there at all, not even an empty one.
  */
-export function dataResponseSchema(item: object) {
-  return {
-    200: {
-      type: 'object',
-      properties: { data: { type: 'array', items: item } },
-      required: ['data'],
-    },
-  } as const;
-}
+export const dataResponse = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item) });
+
+/** An instant on the wire: RFC 3339, in UTC (`2026-06-15T12:00:00Z`). */
+export const dateTime = Type.String({ format: 'date-time' });
+
+/** A value that may be null on the wire (`type: ['string', 'null']`, as OpenAPI 3.1 writes it). */
+export const nullable = <T extends TSchema>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [(schema as unknown as { type: string }).type, 'null'] });
 
 const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`);
 const listed = (names: readonly string[]) =>

@@ -1,16 +1,19 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { tokenUser } from '../http/access.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  cursorParamSchema,
-  firstSchema,
-  listResponseSchema,
+  dateTime,
+  listResponse,
   paginationOf,
+  pagingParams,
   readPaging,
   singleString,
+  stringEnum,
+  withDefault,
 } from '../http/params.ts';
 import { addDays, dayOfMs, dayToWire, effectiveRange, readRequestedRange } from '../reports/dates.ts';
 import { REPORT_TYPES, REPORT_URL_TTL, type ReportType, reportPath } from '../reports/signing.ts';
@@ -24,34 +27,48 @@ import {
 
 /** The two operations (spec 4.6, 4.7): where they differ. */
 const OPERATIONS = {
-  games: { path: '/analytics/games', idParam: 'game_id', noun: 'game', scope: 'analytics:read:games' },
+  games: {
+    path: '/analytics/games',
+    summary: 'Get Game Analytics',
+    idParam: 'game_id',
+    noun: 'game',
+    scope: 'analytics:read:games',
+  },
   extensions: {
     path: '/analytics/extensions',
+    summary: 'Get Extension Analytics',
     idParam: 'extension_id',
     noun: 'extension',
     scope: 'analytics:read:extensions',
   },
-} as const satisfies Record<ReportKind, { path: string; idParam: string; noun: string; scope: string }>;
+} as const satisfies Record<
+  ReportKind,
+  { path: string; summary: string; idParam: string; noun: string; scope: string }
+>;
 
 type IdParam = (typeof OPERATIONS)[ReportKind]['idParam'];
 
-type AnalyticsQuery = {
-  first: number;
-  after?: string;
-  before?: string;
-  type: ReportType;
-  started_at?: string;
-  ended_at?: string;
-} & Partial<Record<IdParam, string>>;
+/** The parameters of either operation: `idParam` names one report. */
+const analyticsParams = <K extends IdParam>(idParam: K) => ({
+  ...pagingParams,
+  type: withDefault(stringEnum(REPORT_TYPES), REPORT_TYPES[0]),
+  started_at: singleString,
+  ended_at: singleString,
+  ...({ [idParam]: singleString } as Record<K, typeof singleString>),
+});
 
-/** A report element on the wire: the id, `URL` in upper case, `type`, `date_range`. */
-export interface AnalyticsReport {
-  game_id?: string;
-  extension_id?: string;
-  URL: string;
-  type: ReportType;
-  date_range: { started_at: string; ended_at: string };
-}
+const reportFields = {
+  URL: Type.String({ description: 'The signed, short-lived URL of the CSV report' }),
+  type: stringEnum(REPORT_TYPES),
+  date_range: Type.Object({ started_at: dateTime, ended_at: dateTime }),
+};
+
+/** The wire shape of a report, per kind: the id, `URL` in upper case, `type`, `date_range`. */
+const REPORT_SCHEMAS = {
+  games: Type.Object({ game_id: Type.String(), ...reportFields }),
+  extensions: Type.Object({ extension_id: Type.String(), ...reportFields }),
+} as const;
+export type AnalyticsReport = Static<(typeof REPORT_SCHEMAS)[ReportKind]>;
 
 function subjectToReport(
   ctx: AppContext,
@@ -62,52 +79,29 @@ function subjectToReport(
 ): AnalyticsReport {
   const expires = nowSeconds(ctx.clock) + REPORT_URL_TTL;
   const path = reportPath(ctx.secret, { kind, id: s.id, type, start: range.start, end: range.end, expires });
+  // The id's key is the kind's (REPORT_SCHEMAS): TypeScript cannot see it through the computed key.
   return {
     [OPERATIONS[kind].idParam]: s.id,
     URL: ctx.config.publicUrl + path,
     type,
     date_range: { started_at: dayToWire(range.start), ended_at: dayToWire(range.end) },
-  };
-}
-
-function reportSchema(idParam: IdParam) {
-  return {
-    type: 'object',
-    properties: {
-      [idParam]: { type: 'string' },
-      URL: { type: 'string' },
-      type: { type: 'string' },
-      date_range: {
-        type: 'object',
-        properties: { started_at: { type: 'string' }, ended_at: { type: 'string' } },
-        required: ['started_at', 'ended_at'],
-      },
-    },
-    required: [idParam, 'URL', 'type', 'date_range'],
-  } as const;
+  } as AnalyticsReport;
 }
 
 /** GET /analytics/games and GET /analytics/extensions (spec 4.6 to 4.8). */
 export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
   for (const kind of ['games', 'extensions'] as const) {
     const op = OPERATIONS[kind];
-    registerOperation<AnalyticsQuery>(app, ctx, {
+    registerOperation(app, ctx, {
       path: op.path,
+      summary: op.summary,
+      description: `Reports of the ${op.noun}s the token user owns: one CSV download URL per ${op.noun}, or the one ${op.noun} named by ${op.idParam}.`,
       access: { token: 'user', anyScope: [op.scope] },
-      schema: {
-        querystring: {
-          type: 'object',
-          properties: {
-            first: firstSchema,
-            after: cursorParamSchema,
-            before: cursorParamSchema,
-            type: { type: 'string', enum: REPORT_TYPES, default: REPORT_TYPES[0] },
-            started_at: singleString,
-            ended_at: singleString,
-            [op.idParam]: singleString,
-          },
-        },
-        response: listResponseSchema(reportSchema(op.idParam)),
+      query: analyticsParams(op.idParam),
+      response: listResponse(REPORT_SCHEMAS[kind]),
+      errors: {
+        403: `The ${op.noun} in ${op.idParam} does not belong to the token user`,
+        404: `The ${op.noun} in ${op.idParam} does not exist`,
       },
       async handler(ctx, { query, principal }) {
         // Production pages these forward only.

@@ -1,6 +1,7 @@
 // GET /channels/followers and GET /channels/followed: the two successors of the decommissioned
 // GET /users/follows, on the same follows table. Both page forward only, most recent follow first.
 import type { FastifyInstance } from 'fastify';
+import { type Static, type TSchema, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { type Principal, tokenUser } from '../http/access.ts';
@@ -8,11 +9,10 @@ import { unauthorized } from '../http/errors.ts';
 import { readOptionalId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  type Pagination,
-  type PagingQuery,
+  dateTime,
   paginationOf,
   paginationSchema,
-  pagingProperties,
+  pagingParams,
   readPaging,
   refuseBefore,
   singleString,
@@ -30,52 +30,34 @@ import { isModerator } from '../store/moderators.ts';
 export const FOLLOWERS_SCOPE = 'moderator:read:followers';
 export const FOLLOWED_SCOPE = 'user:read:follows';
 
-export interface ChannelFollower {
-  user_id: string;
-  user_login: string;
-  user_name: string;
-  followed_at: string;
-}
+/** The wire shape of a follower of a channel. */
+const channelFollowerSchema = Type.Object({
+  user_id: Type.String(),
+  user_login: Type.String(),
+  user_name: Type.String(),
+  followed_at: dateTime,
+});
+export type ChannelFollower = Static<typeof channelFollowerSchema>;
 
-export interface FollowedChannel {
-  broadcaster_id: string;
-  broadcaster_login: string;
-  broadcaster_name: string;
-  followed_at: string;
-}
-
-const str = { type: 'string' } as const;
+/** The wire shape of a channel a user follows. */
+const followedChannelSchema = Type.Object({
+  broadcaster_id: Type.String(),
+  broadcaster_login: Type.String(),
+  broadcaster_name: Type.String(),
+  followed_at: dateTime,
+});
+export type FollowedChannel = Static<typeof followedChannelSchema>;
 
 /** `{ total, data, pagination }`, in this key order, with `item` as the element. */
-function followListSchema(item: { properties: object; required: readonly string[] }) {
-  return {
-    200: {
-      type: 'object',
-      properties: {
-        total: { type: 'integer' },
-        data: { type: 'array', items: { type: 'object', ...item } },
-        pagination: paginationSchema,
-      },
-      required: ['total', 'data', 'pagination'],
-    },
-  } as const;
-}
+const followList = <T extends TSchema>(item: T) =>
+  Type.Object({
+    total: Type.Integer({ description: 'How many follows there are in all, whatever the page' }),
+    data: Type.Array(item),
+    pagination: paginationSchema,
+  });
 
-interface FollowList<T> {
-  total: number;
-  data: T[];
-  pagination: Pagination;
-}
-
-interface FollowersQuery extends PagingQuery {
-  broadcaster_id?: string;
-  user_id?: string;
-}
-
-interface FollowedQuery extends PagingQuery {
-  user_id?: string;
-  broadcaster_id?: string;
-}
+const followersParams = { ...pagingParams, broadcaster_id: singleString, user_id: singleString };
+const followedParams = { ...pagingParams, user_id: singleString, broadcaster_id: singleString };
 
 /**
  * Whether the caller may see who follows the channel: a user token with moderator:read:followers
@@ -88,21 +70,15 @@ async function mayListFollowers(ctx: AppContext, p: Principal, broadcasterId: nu
 }
 
 export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<FollowersQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/channels/followers',
+    summary: 'Get Channel Followers',
+    description: `The channel's follower count for any token; the followers themselves, most recent first, only to a user token with ${FOLLOWERS_SCOPE} of the broadcaster or of one of its moderators (an empty list otherwise).`,
     // Any token: production answers everyone the follower count; only the list is restricted.
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: { ...pagingProperties, broadcaster_id: singleString, user_id: singleString },
-      },
-      response: followListSchema({
-        properties: { user_id: str, user_login: str, user_name: str, followed_at: str },
-        required: ['user_id', 'user_login', 'user_name', 'followed_at'],
-      }),
-    },
-    async handler(ctx, { query, principal }): Promise<FollowList<ChannelFollower>> {
+    query: followersParams,
+    response: followList(channelFollowerSchema),
+    async handler(ctx, { query, principal }) {
       const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
       const userId = readOptionalId('user_id', query.user_id);
       refuseBefore(query);
@@ -139,20 +115,14 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  registerOperation<FollowedQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/channels/followed',
+    summary: 'Get Followed Channels',
+    description: "The channels the token's user follows, most recent follow first.",
     access: { token: 'user', anyScope: [FOLLOWED_SCOPE] },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: { ...pagingProperties, user_id: singleString, broadcaster_id: singleString },
-      },
-      response: followListSchema({
-        properties: { broadcaster_id: str, broadcaster_login: str, broadcaster_name: str, followed_at: str },
-        required: ['broadcaster_id', 'broadcaster_login', 'broadcaster_name', 'followed_at'],
-      }),
-    },
-    async handler(ctx, { query, principal }): Promise<FollowList<FollowedChannel>> {
+    query: followedParams,
+    response: followList(followedChannelSchema),
+    async handler(ctx, { query, principal }) {
       const userId = readRequiredId('user_id', query.user_id);
       const broadcasterId = readOptionalId('broadcaster_id', query.broadcaster_id);
       if (userId !== tokenUser(principal))

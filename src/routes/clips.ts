@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { readDateTime } from '../http/datetime.ts';
@@ -7,11 +8,13 @@ import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
   booleanParam,
+  dateTime,
   exactlyOneSelector,
-  listResponseSchema,
-  type PagingQuery,
+  listResponse,
+  nullable,
   paginationOf,
-  pagingProperties,
+  pagingParams,
+  type QueryOf,
   readPaging,
   singleString,
   stringList,
@@ -22,25 +25,27 @@ import { gameExists } from '../store/games.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 
-export interface Clip {
-  id: string;
-  url: string;
-  embed_url: string;
-  broadcaster_id: string;
-  broadcaster_name: string;
-  creator_id: string;
-  creator_name: string;
-  video_id: string;
-  game_id: string;
-  language: string;
-  title: string;
-  view_count: number;
-  created_at: string;
-  thumbnail_url: string;
-  duration: number;
-  vod_offset: number | null;
-  is_featured: boolean;
-}
+/** The wire shape of a clip. */
+const clipSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  embed_url: Type.String(),
+  broadcaster_id: Type.String(),
+  broadcaster_name: Type.String(),
+  creator_id: Type.String(),
+  creator_name: Type.String(),
+  video_id: Type.String({ description: 'The video the clip was cut from; "" when there is none' }),
+  game_id: Type.String(),
+  language: Type.String(),
+  title: Type.String(),
+  view_count: Type.Integer(),
+  created_at: dateTime,
+  thumbnail_url: Type.String(),
+  duration: Type.Number({ description: 'In seconds, to a tenth of a second' }),
+  vod_offset: nullable(Type.Integer()),
+  is_featured: Type.Boolean(),
+});
+export type Clip = Static<typeof clipSchema>;
 
 /** `users` holds the broadcaster and the creator when they exist (names are "" otherwise). */
 export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserName>, links: Links): Clip {
@@ -66,48 +71,6 @@ export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserName>
   };
 }
 
-const clipSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    url: { type: 'string' },
-    embed_url: { type: 'string' },
-    broadcaster_id: { type: 'string' },
-    broadcaster_name: { type: 'string' },
-    creator_id: { type: 'string' },
-    creator_name: { type: 'string' },
-    video_id: { type: 'string' },
-    game_id: { type: 'string' },
-    language: { type: 'string' },
-    title: { type: 'string' },
-    view_count: { type: 'integer' },
-    created_at: { type: 'string' },
-    thumbnail_url: { type: 'string' },
-    duration: { type: 'number' },
-    vod_offset: { type: ['integer', 'null'] },
-    is_featured: { type: 'boolean' },
-  },
-  required: [
-    'id',
-    'url',
-    'embed_url',
-    'broadcaster_id',
-    'broadcaster_name',
-    'creator_id',
-    'creator_name',
-    'video_id',
-    'game_id',
-    'language',
-    'title',
-    'view_count',
-    'created_at',
-    'thumbnail_url',
-    'duration',
-    'vod_offset',
-    'is_featured',
-  ],
-} as const;
-
 /** Spec 8: at most 100 `id` values per request. */
 const MAX_IDS = 100;
 /** Spec 4.2: without `ended_at`, the period is one week from `started_at`. */
@@ -115,14 +78,16 @@ const DEFAULT_PERIOD = 7 * 86400;
 /** The three selector kinds of spec 4.2, in the order messages name them. */
 const SELECTOR_KINDS = ['broadcaster_id', 'game_id', 'id'] as const;
 
-interface ClipsQuery extends PagingQuery {
-  id?: string[];
-  broadcaster_id?: string;
-  game_id?: string;
-  started_at?: string;
-  ended_at?: string;
-  is_featured?: boolean;
-}
+const clipsParams = {
+  ...pagingParams,
+  id: stringList(MAX_IDS),
+  broadcaster_id: singleString,
+  game_id: singleString,
+  started_at: singleString,
+  ended_at: singleString,
+  is_featured: booleanParam,
+};
+type ClipsQuery = QueryOf<typeof clipsParams>;
 
 /** Spec 4.2: "The seconds value is ignored": the instant, truncated to its minute. */
 const toMinute = (t: number) => Math.floor(t / 60) * 60;
@@ -144,24 +109,15 @@ function readFilters(q: ClipsQuery): ClipFilters {
 
 /** GET /clips (spec 4.2): clips by ids, by broadcaster or by game. */
 export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<ClipsQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/clips',
+    summary: 'Get Clips',
+    description:
+      'Clips by id, by broadcaster or by game (exactly one of the three), optionally within a period and featured or not.',
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: {
-          ...pagingProperties,
-          id: stringList(MAX_IDS),
-          broadcaster_id: singleString,
-          game_id: singleString,
-          started_at: singleString,
-          ended_at: singleString,
-          is_featured: booleanParam,
-        },
-      },
-      response: listResponseSchema(clipSchema),
-    },
+    query: clipsParams,
+    response: listResponse(clipSchema),
+    errors: { 404: 'The game in game_id does not exist' },
     async handler(ctx, { query }) {
       exactlyOneSelector(query, SELECTOR_KINDS);
       const filters = readFilters(query);

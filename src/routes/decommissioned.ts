@@ -2,17 +2,17 @@
 // production does; with --legacy (HELIXD_LEGACY) they are served from the store under their
 // former rules, for old clients and their tests.
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, errorBody } from '../http/errors.ts';
-import { OPERATION_PREFIXES, registerOperation } from '../http/operation.ts';
+import { badRequest, errorBody, helixErrorBody } from '../http/errors.ts';
+import { DOCUMENTED_PREFIX, OPERATION_PREFIXES, registerOperation } from '../http/operation.ts';
 import {
-  cursorParamSchema,
-  firstSchema,
-  listResponseSchema,
-  type PagingQuery,
+  dateTime,
+  listResponse,
   paginationOf,
   paginationSchema,
+  pagingParams,
   readPaging,
   refuseBefore,
   singleString,
@@ -30,6 +30,8 @@ interface Successor {
 
 interface Decommissioned {
   path: string;
+  /** production's name of the operation */
+  summary: string;
   /** the day production switched the operation off (spec 9) */
   sunset: string;
   successors: readonly Successor[];
@@ -37,6 +39,7 @@ interface Decommissioned {
 
 export const FOLLOWS: Decommissioned = {
   path: '/users/follows',
+  summary: 'Get Users Follows',
   sunset: '2023-09-12',
   successors: [
     { path: '/channels/followers', title: 'Get Channel Followers' },
@@ -46,6 +49,7 @@ export const FOLLOWS: Decommissioned = {
 
 export const STREAM_TAGS: Decommissioned = {
   path: '/tags/streams',
+  summary: 'Get All Stream Tags',
   sunset: '2023-07-13',
   successors: [{ path: '/channels', title: 'Get Channel Information (free-form tags)' }],
 };
@@ -86,6 +90,14 @@ export function decommissionedRoutes(app: FastifyInstance, ctx: AppContext): voi
       app.route({
         method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
         url: prefix + op.path,
+        // Described once: the GET under the documented prefix (the other methods answer the same).
+        schema: {
+          hide: prefix !== DOCUMENTED_PREFIX,
+          summary: op.summary,
+          description: `Decommissioned by production on ${op.sunset}: answers 410 to every request, with \`Sunset\` and a \`Link\` to ${op.successors.map((s) => s.path).join(' and ')}. Served from the store with --legacy.`,
+          deprecated: true,
+          response: { 410: { ...helixErrorBody, description: GONE_MESSAGE } },
+        },
         handler: (_req, reply) => {
           reply
             .code(410)
@@ -100,15 +112,17 @@ export function decommissionedRoutes(app: FastifyInstance, ctx: AppContext): voi
 
 // ---- GET /users/follows (legacy) ----------------------------------------------------------------
 
-export interface Follow {
-  from_id: string;
-  from_login: string;
-  from_name: string;
-  to_id: string;
-  to_login: string;
-  to_name: string;
-  followed_at: string;
-}
+/** The wire shape of a follow (GET /users/follows, decommissioned). */
+const followSchema = Type.Object({
+  from_id: Type.String(),
+  from_login: Type.String(),
+  from_name: Type.String(),
+  to_id: Type.String(),
+  to_login: Type.String(),
+  to_name: Type.String(),
+  followed_at: dateTime,
+});
+export type Follow = Static<typeof followSchema>;
 
 export function followRowToFollow(r: FollowListRow): Follow {
   return {
@@ -122,24 +136,7 @@ export function followRowToFollow(r: FollowListRow): Follow {
   };
 }
 
-const followSchema = {
-  type: 'object',
-  properties: {
-    from_id: { type: 'string' },
-    from_login: { type: 'string' },
-    from_name: { type: 'string' },
-    to_id: { type: 'string' },
-    to_login: { type: 'string' },
-    to_name: { type: 'string' },
-    followed_at: { type: 'string' },
-  },
-  required: ['from_id', 'from_login', 'from_name', 'to_id', 'to_login', 'to_name', 'followed_at'],
-} as const;
-
-interface FollowsQuery extends PagingQuery {
-  from_id?: string;
-  to_id?: string;
-}
+const followsParams = { from_id: singleString, to_id: singleString, ...pagingParams };
 
 /**
  * A user id parameter: digits; '' counts as not given. `null`: digits that spell no numeric id
@@ -153,32 +150,18 @@ function userIdParam(name: string, v: string | undefined): number | null | undef
 }
 
 function legacyFollows(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<FollowsQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: FOLLOWS.path,
+    summary: FOLLOWS.summary,
+    description: `Decommissioned by production on ${FOLLOWS.sunset} (served with --legacy only): the follows from a user and/or to a user, most recent first.`,
+    deprecated: true,
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: {
-          from_id: singleString,
-          to_id: singleString,
-          first: firstSchema,
-          after: cursorParamSchema,
-          before: cursorParamSchema,
-        },
-      },
-      response: {
-        200: {
-          type: 'object',
-          properties: {
-            total: { type: 'integer' },
-            data: { type: 'array', items: followSchema },
-            pagination: paginationSchema,
-          },
-          required: ['total', 'data', 'pagination'],
-        },
-      },
-    },
+    query: followsParams,
+    response: Type.Object({
+      total: Type.Integer(),
+      data: Type.Array(followSchema),
+      pagination: paginationSchema,
+    }),
     async handler(ctx, { query, reply }) {
       setNotice(reply, FOLLOWS);
       const from = userIdParam('from_id', query.from_id);
@@ -204,12 +187,20 @@ function legacyFollows(app: FastifyInstance, ctx: AppContext): void {
 
 // ---- GET /tags/streams (legacy) -----------------------------------------------------------------
 
-export interface StreamTag {
-  tag_id: string;
-  is_auto: boolean;
-  localization_names: Record<string, string>;
-  localization_descriptions: Record<string, string>;
-}
+/** Tag names or descriptions by locale (`en-us`: text). */
+const localizedSchema = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+});
+
+/** The wire shape of a stream tag (GET /tags/streams, decommissioned). */
+const streamTagSchema = Type.Object({
+  tag_id: Type.String(),
+  is_auto: Type.Boolean(),
+  localization_names: localizedSchema,
+  localization_descriptions: localizedSchema,
+});
+export type StreamTag = Static<typeof streamTagSchema>;
 
 export function tagRowToStreamTag(r: TagRow): StreamTag {
   return {
@@ -220,42 +211,20 @@ export function tagRowToStreamTag(r: TagRow): StreamTag {
   };
 }
 
-const localizedSchema = { type: 'object', additionalProperties: { type: 'string' } } as const;
-
-const streamTagSchema = {
-  type: 'object',
-  properties: {
-    tag_id: { type: 'string' },
-    is_auto: { type: 'boolean' },
-    localization_names: localizedSchema,
-    localization_descriptions: localizedSchema,
-  },
-  required: ['tag_id', 'is_auto', 'localization_names', 'localization_descriptions'],
-} as const;
-
 export const MAX_TAG_IDS = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface StreamTagsQuery extends PagingQuery {
-  tag_id?: string[];
-}
+const streamTagsParams = { tag_id: stringList(MAX_TAG_IDS), ...pagingParams };
 
 function legacyStreamTags(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<StreamTagsQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: STREAM_TAGS.path,
+    summary: STREAM_TAGS.summary,
+    description: `Decommissioned by production on ${STREAM_TAGS.sunset} (served with --legacy only): the stream tags, or those given by tag_id.`,
+    deprecated: true,
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: {
-          tag_id: stringList(MAX_TAG_IDS),
-          first: firstSchema,
-          after: cursorParamSchema,
-          before: cursorParamSchema,
-        },
-      },
-      response: listResponseSchema(streamTagSchema),
-    },
+    query: streamTagsParams,
+    response: listResponse(streamTagSchema),
     async handler(ctx, { query, reply }) {
       setNotice(reply, STREAM_TAGS);
       refuseBefore(query);

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  dataResponseSchema,
-  listResponseSchema,
-  type PagingQuery,
+  dataResponse,
+  listResponse,
   paginationOf,
-  pagingProperties,
+  pagingParams,
   readPaging,
   stringList,
   valuesTogether,
@@ -17,37 +17,28 @@ import { gamesByLookup, topGames } from '../store/games.ts';
 import { parseNumericId } from '../store/ids.ts';
 import type { GameRow } from '../store/schema.ts';
 
-export interface Game {
-  id: string;
-  name: string;
-  box_art_url: string;
-  igdb_id: string;
-}
+/** The wire shape of a game. */
+const gameSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  box_art_url: Type.String({ description: 'With {width} and {height} to fill in' }),
+  igdb_id: Type.String({ description: 'The IGDB id; "" when unknown' }),
+});
+export type Game = Static<typeof gameSchema>;
 
 export function gameRowToGame(row: GameRow, links: Links): Game {
   return { id: String(row.id), name: row.name, box_art_url: links.boxArt(row.id), igdb_id: row.igdb_id };
 }
 
-const gameSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    box_art_url: { type: 'string' },
-    igdb_id: { type: 'string' },
-  },
-  required: ['id', 'name', 'box_art_url', 'igdb_id'],
-} as const;
-
 /** Production: up to 100 games per request, ids, names and IGDB ids together. */
 const MAX_GAMES = 100;
 const GAME_SELECTORS = ['id', 'name', 'igdb_id'] as const;
 
-interface GamesQuery {
-  id?: string[];
-  name?: string[];
-  igdb_id?: string[];
-}
+const gamesParams = {
+  id: stringList(MAX_GAMES),
+  name: stringList(MAX_GAMES),
+  igdb_id: stringList(MAX_GAMES),
+};
 
 /**
  * Production ignores ids that are not ids (no game can have one) rather than refusing the request;
@@ -65,13 +56,13 @@ const numericOnly = (values: readonly string[] = []) =>
  * id, exact name or IGDB id.
  */
 export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<PagingQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/games/top',
+    summary: 'Get Top Games',
+    description: 'Games by current viewers, most popular first.',
     access: { token: 'any' },
-    schema: {
-      querystring: { type: 'object', properties: pagingProperties },
-      response: listResponseSchema(gameSchema),
-    },
+    query: pagingParams,
+    response: listResponse(gameSchema),
     async handler(ctx, { query }) {
       const paging = readPaging(ctx, '/games/top', query, {});
       const page = await topGames(ctx.store.db, paging);
@@ -82,20 +73,13 @@ export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  registerOperation<GamesQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/games',
+    summary: 'Get Games',
+    description: 'Games by id, exact name or IGDB id, at most 100 values together.',
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: {
-          id: stringList(MAX_GAMES),
-          name: stringList(MAX_GAMES),
-          igdb_id: stringList(MAX_GAMES),
-        },
-      },
-      response: dataResponseSchema(gameSchema),
-    },
+    query: gamesParams,
+    response: dataResponse(gameSchema),
     async handler(ctx, { query }) {
       if (valuesTogether(query, GAME_SELECTORS, MAX_GAMES) === 0)
         throw badRequest('Missing required parameter: at least one of "id", "name", "igdb_id" must be given');

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { tokenUser } from '../http/access.ts';
@@ -6,10 +7,10 @@ import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  listResponseSchema,
-  type PagingQuery,
+  dateTime,
+  listResponse,
   paginationOf,
-  pagingProperties,
+  pagingParams,
   readPaging,
   singleString,
 } from '../http/params.ts';
@@ -24,22 +25,24 @@ import {
 } from '../store/markers.ts';
 import type { MarkerRow } from '../store/schema.ts';
 
-/** The wire shape (docs/api.md), marker inside a stream marker group; `URL` is upper case on the wire. */
-export interface Marker {
-  id: string;
-  created_at: string;
-  description: string;
-  position_seconds: number;
-  URL: string;
-}
+/** The wire shape of a marker inside a stream marker group (docs/api.md); `URL` is upper case on the wire. */
+const markerSchema = Type.Object({
+  id: Type.String(),
+  created_at: dateTime,
+  description: Type.String(),
+  position_seconds: Type.Integer(),
+  URL: Type.String(),
+});
+export type Marker = Static<typeof markerSchema>;
 
-/** The wire shape (docs/api.md), Stream marker group: the video's owner, and the one video with its markers. */
-export interface MarkerGroup {
-  user_id: string;
-  user_name: string;
-  user_login: string;
-  videos: { video_id: string; markers: Marker[] }[];
-}
+/** A stream marker group (docs/api.md): the video's owner, and the one video with its markers. */
+const markerGroupSchema = Type.Object({
+  user_id: Type.String(),
+  user_name: Type.String(),
+  user_login: Type.String(),
+  videos: Type.Array(Type.Object({ video_id: Type.String(), markers: Type.Array(markerSchema) })),
+});
+export type MarkerGroup = Static<typeof markerGroupSchema>;
 
 export function markerRowToMarker(row: MarkerRow, links: Links): Marker {
   return {
@@ -51,40 +54,7 @@ export function markerRowToMarker(row: MarkerRow, links: Links): Marker {
   };
 }
 
-const markerSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    created_at: { type: 'string' },
-    description: { type: 'string' },
-    position_seconds: { type: 'integer' },
-    URL: { type: 'string' },
-  },
-  required: ['id', 'created_at', 'description', 'position_seconds', 'URL'],
-} as const;
-
-const groupSchema = {
-  type: 'object',
-  properties: {
-    user_id: { type: 'string' },
-    user_name: { type: 'string' },
-    user_login: { type: 'string' },
-    videos: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { video_id: { type: 'string' }, markers: { type: 'array', items: markerSchema } },
-        required: ['video_id', 'markers'],
-      },
-    },
-  },
-  required: ['user_id', 'user_name', 'user_login', 'videos'],
-} as const;
-
-interface MarkersQuery extends PagingQuery {
-  user_id?: string;
-  video_id?: string;
-}
+const markersParams = { ...pagingParams, user_id: singleString, video_id: singleString };
 
 const SELECTORS = ['user_id', 'video_id'] as const;
 
@@ -105,17 +75,19 @@ async function checkAccess(ctx: AppContext, video: MarkedVideo, userId: number):
 
 /** GET /streams/markers (spec 4.4): the token user's markers in one video, newest first. */
 export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<MarkersQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/streams/markers',
+    summary: 'Get Stream Markers',
+    description:
+      "The token user's markers in one video (given, or the user's most recent one), newest first.",
     // A user access token with either scope, as production accepts: reading markers is part of
     // user:read:broadcast, and channel:manage:broadcast (which lets the token create them) reads too.
     access: { token: 'user', anyScope: ['user:read:broadcast', 'channel:manage:broadcast'] },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: { ...pagingProperties, user_id: singleString, video_id: singleString },
-      },
-      response: listResponseSchema(groupSchema),
+    query: markersParams,
+    response: listResponse(markerGroupSchema),
+    errors: {
+      403: 'The token user neither owns the video nor created markers in it',
+      404: 'The video, or the user or any video of theirs, does not exist',
     },
     async handler(ctx, { query, principal }) {
       const given = SELECTORS.filter((k) => query[k] !== undefined && query[k] !== '');

@@ -5,6 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { issueCode, redeemCode } from '../auth/codes.ts';
 import {
   type AuthorizeRequest,
@@ -18,6 +19,7 @@ import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { bearerToken } from '../http/access.ts';
 import { describeError, HelixError } from '../http/errors.ts';
+import { FORM_KEY } from '../http/openapi.ts';
 import { findClient, redirectUrisOf } from '../store/clients.ts';
 import { parseNumericId } from '../store/ids.ts';
 import type { ClientRow } from '../store/schema.ts';
@@ -33,6 +35,85 @@ type GrantType = (typeof GRANT_TYPES)[number];
 const CONSENT_USERS = 10;
 
 const oauthError = (status: number, message: string) => new HelixError(status, message);
+
+// ---- The token service's wire shapes (each declared once; they also serialise the answers) ----
+
+/** The token service's own error body: no `error` key, unlike the operations'. */
+const tokenServiceErrorSchema = Type.Object({ status: Type.Integer(), message: Type.String() });
+
+/** A minted token, in the order production sends its keys; an app token has no refresh token or scope. */
+const tokenReplySchema = Type.Object({
+  access_token: Type.String(),
+  refresh_token: Type.Optional(Type.String({ description: 'User access tokens only' })),
+  expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
+  scope: Type.Optional(Type.Array(Type.String(), { description: 'User access tokens only' })),
+  token_type: Type.Literal('bearer'),
+});
+type TokenReply = Static<typeof tokenReplySchema>;
+
+/** What /validate says of a live token; `login` and `user_id` only for a user access token. */
+const validateReplySchema = Type.Object({
+  client_id: Type.String(),
+  login: Type.Optional(Type.String()),
+  scopes: Type.Array(Type.String()),
+  user_id: Type.Optional(Type.String()),
+  expires_in: Type.Integer({ description: 'Seconds until the token expires' }),
+});
+type ValidateReply = Static<typeof validateReplySchema>;
+
+const field = (description: string) => Type.String({ description });
+const clientFields = {
+  client_id: field('The client'),
+  client_secret: field("The client's secret"),
+};
+/** The parameters of POST /oauth2/token, by grant type. */
+const tokenForm = Type.Object({
+  ...clientFields,
+  grant_type: Type.Unsafe<string>({ type: 'string', enum: GRANT_TYPES }),
+  scope: field(
+    'client_credentials: space-separated scopes (app tokens carry none; unknown ones are refused)',
+  ),
+  code: field('authorization_code: the code from the redirect'),
+  redirect_uri: field('authorization_code: the redirect URI the code was issued for'),
+  refresh_token: field('refresh_token: the refresh token'),
+});
+const authorizeForm = Type.Object({
+  client_id: field('The client'),
+  redirect_uri: field('One of the redirect URIs registered for the client'),
+  response_type: Type.Unsafe<string>({ type: 'string', enum: RESPONSE_TYPES }),
+  scope: field('Space-separated scopes'),
+  state: field('Echoed back in the redirect'),
+});
+
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } } },
+});
+const noBody = (description: string) => ({ description, type: 'null' });
+const serviceError = (description: string) => ({ ...tokenServiceErrorSchema, description });
+/** Errors of every token-service route that reads a body. */
+const BODY_ERRORS = {
+  413: serviceError('The body is larger than 64 KiB'),
+  415: serviceError('A body that is neither empty, a form nor a JSON object'),
+};
+
+/** A token-service route's schema: documentation (tagged, `x-form` for its parameters) and answers. */
+function serviceSchema(
+  summary: string,
+  description: string,
+  form: object | undefined,
+  response: Record<number, object>,
+  hide = false,
+) {
+  return {
+    hide,
+    tags: ['Token service'],
+    summary,
+    description,
+    ...(form ? { [FORM_KEY]: form } : {}),
+    response,
+  };
+}
 
 /**
  * A JSON body's value that is not a string (a number, boolean, null, array or object). Kept, not
@@ -117,7 +198,7 @@ async function clientOf(ctx: AppContext, p: Params, withSecret: boolean): Promis
   return client;
 }
 
-function appTokenReply(t: MintedToken) {
+function appTokenReply(t: MintedToken): TokenReply {
   return { access_token: t.access_token, expires_in: t.expires_in, token_type: t.token_type };
 }
 
@@ -139,73 +220,123 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       mintToken(db, { kind: 'user', clientId, userId, scopes, ttl: ctx.config.userTokenTtl, now: now() });
 
     for (const prefix of TOKEN_SERVICE_PREFIXES) {
-      scope.post(`${prefix}/token`, async (req) => {
-        const p = paramsOf(req);
-        const client = await clientOf(ctx, p, true);
-        const grant = required(p, 'grant_type', 'missing grant_type');
-        if (!(GRANT_TYPES as readonly string[]).includes(grant))
-          throw oauthError(400, 'unsupported grant type');
-        switch (grant as GrantType) {
-          case 'client_credentials': {
-            // App tokens carry no scopes; an unknown one is still refused, as production does.
-            requestedScopes(p);
-            const t = await mintToken(db, {
-              kind: 'app',
-              clientId: client.id,
-              scopes: [],
-              ttl: ctx.config.appTokenTtl,
-              now: now(),
-            });
-            return appTokenReply(t);
+      // The /auth aliases are the same routes: described once, under /oauth2.
+      const alias = prefix !== TOKEN_SERVICE_PREFIXES[0];
+      scope.post(
+        `${prefix}/token`,
+        {
+          schema: serviceSchema(
+            'Get a token',
+            'An app access token (client_credentials), or a user access token for an authorization code or a refresh token.',
+            tokenForm,
+            {
+              200: { ...tokenReplySchema, description: 'The token' },
+              400: serviceError('A parameter is missing or wrong, or the code or refresh token is invalid'),
+              403: serviceError('The client secret is wrong'),
+              ...BODY_ERRORS,
+            },
+            alias,
+          ),
+        },
+        async (req): Promise<TokenReply> => {
+          const p = paramsOf(req);
+          const client = await clientOf(ctx, p, true);
+          const grant = required(p, 'grant_type', 'missing grant_type');
+          if (!(GRANT_TYPES as readonly string[]).includes(grant))
+            throw oauthError(400, 'unsupported grant type');
+          switch (grant as GrantType) {
+            case 'client_credentials': {
+              // App tokens carry no scopes; an unknown one is still refused, as production does.
+              requestedScopes(p);
+              const t = await mintToken(db, {
+                kind: 'app',
+                clientId: client.id,
+                scopes: [],
+                ttl: ctx.config.appTokenTtl,
+                now: now(),
+              });
+              return appTokenReply(t);
+            }
+            case 'authorization_code': {
+              const code = required(p, 'code', 'missing code');
+              const grantOf = await redeemCode(db, code, client.id, now());
+              if (!grantOf) throw oauthError(400, 'Invalid authorization code');
+              if (param(p, 'redirect_uri') !== grantOf.redirectUri)
+                throw oauthError(400, 'Parameter redirect_uri does not match registered URI');
+              return mintUserToken(client.id, grantOf.userId, grantOf.scopes);
+            }
+            case 'refresh_token': {
+              const raw = required(p, 'refresh_token', 'missing refresh token');
+              const t = await refreshToken(db, raw, client.id, ctx.config.userTokenTtl, now());
+              if (!t) throw oauthError(400, 'Invalid refresh token');
+              return t;
+            }
           }
-          case 'authorization_code': {
-            const code = required(p, 'code', 'missing code');
-            const grantOf = await redeemCode(db, code, client.id, now());
-            if (!grantOf) throw oauthError(400, 'Invalid authorization code');
-            if (param(p, 'redirect_uri') !== grantOf.redirectUri)
-              throw oauthError(400, 'Parameter redirect_uri does not match registered URI');
-            return mintUserToken(client.id, grantOf.userId, grantOf.scopes);
-          }
-          case 'refresh_token': {
-            const raw = required(p, 'refresh_token', 'missing refresh token');
-            const t = await refreshToken(db, raw, client.id, ctx.config.userTokenTtl, now());
-            if (!t) throw oauthError(400, 'Invalid refresh token');
-            return t;
-          }
-        }
-      });
+        },
+      );
 
-      scope.get(`${prefix}/validate`, async (req) => {
-        const header = req.headers.authorization;
-        if (header === undefined || header.trim() === '')
-          throw oauthError(401, 'missing authorization token');
-        let raw: string;
-        try {
-          raw = bearerToken(header, ['oauth', 'bearer']);
-        } catch {
-          throw oauthError(401, 'invalid access token');
-        }
-        const live = await ctx.tokens.find(raw, now());
-        if (!live) throw oauthError(401, 'invalid access token');
-        const t = live.row;
-        const user = t.user_id === null ? undefined : await findUserById(db, t.user_id);
-        return {
-          client_id: t.client_id,
-          ...(user ? { login: user.login } : {}),
-          scopes: t.scopes.split(' ').filter(Boolean),
-          ...(user ? { user_id: String(user.id) } : {}),
-          expires_in: t.expires_at - now(),
-        };
-      });
+      scope.get(
+        `${prefix}/validate`,
+        {
+          schema: serviceSchema(
+            'Validate a token',
+            'What the token in `Authorization: OAuth <token>` (or `Bearer <token>`) is: its client, user, scopes and remaining lifetime.',
+            undefined,
+            {
+              200: { ...validateReplySchema, description: 'The token is live' },
+              401: serviceError('No token, or a token that is unknown, expired or revoked'),
+            },
+            alias,
+          ),
+        },
+        async (req): Promise<ValidateReply> => {
+          const header = req.headers.authorization;
+          if (header === undefined || header.trim() === '')
+            throw oauthError(401, 'missing authorization token');
+          let raw: string;
+          try {
+            raw = bearerToken(header, ['oauth', 'bearer']);
+          } catch {
+            throw oauthError(401, 'invalid access token');
+          }
+          const live = await ctx.tokens.find(raw, now());
+          if (!live) throw oauthError(401, 'invalid access token');
+          const t = live.row;
+          const user = t.user_id === null ? undefined : await findUserById(db, t.user_id);
+          return {
+            client_id: t.client_id,
+            ...(user ? { login: user.login } : {}),
+            scopes: t.scopes.split(' ').filter(Boolean),
+            ...(user ? { user_id: String(user.id) } : {}),
+            expires_in: t.expires_at - now(),
+          };
+        },
+      );
 
-      scope.post(`${prefix}/revoke`, async (req, reply) => {
-        const p = paramsOf(req);
-        const client = await clientOf(ctx, p, false);
-        const token = required(p, 'token', 'missing oauth token');
-        // The deletion moves the store's change epoch: no cache here or elsewhere keeps the token.
-        if (!(await revokeToken(db, token, client.id))) throw oauthError(400, 'Invalid token');
-        return reply.code(200).send();
-      });
+      scope.post(
+        `${prefix}/revoke`,
+        {
+          schema: serviceSchema(
+            'Revoke a token',
+            'Revokes an access token of the client (and, with it, its refresh token).',
+            Type.Object({ client_id: field('The client'), token: field('The access token') }),
+            {
+              200: noBody('Revoked'),
+              400: serviceError('A parameter is missing, or the token is not a live token of the client'),
+              ...BODY_ERRORS,
+            },
+            alias,
+          ),
+        },
+        async (req, reply) => {
+          const p = paramsOf(req);
+          const client = await clientOf(ctx, p, false);
+          const token = required(p, 'token', 'missing oauth token');
+          // The deletion moves the store's change epoch: no cache here or elsewhere keeps the token.
+          if (!(await revokeToken(db, token, client.id))) throw oauthError(400, 'Invalid token');
+          return reply.code(200).send();
+        },
+      );
     }
 
     /**
@@ -248,72 +379,136 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
       return sendRedirect(reply, err.request, { error: err.error, error_description: err.description });
     };
 
-    scope.get('/oauth2/authorize', async (req, reply) => {
-      let r: AuthorizeRequest;
-      try {
-        r = await authorizeRequest(paramsOf(req));
-      } catch (err) {
-        return onRedirectError(reply, err);
-      }
-      return reply
-        .code(200)
-        .headers(CONSENT_HEADERS)
-        .send(renderConsentPage(r, await consentUsers()));
-    });
-
-    scope.post('/oauth2/authorize', async (req, reply) => {
-      const p = paramsOf(req);
-      let r: AuthorizeRequest;
-      try {
-        r = await authorizeRequest(p);
-      } catch (err) {
-        return onRedirectError(reply, err);
-      }
-      if (param(p, 'decision') !== 'allow')
-        return sendRedirect(reply, r, {
-          error: 'access_denied',
-          error_description: 'The user denied you access',
-        });
-      const login = (param(p, 'login') ?? '').trim() || (param(p, 'user') ?? '').trim();
-      const user = login ? await findUserByLogin(db, login) : undefined;
-      if (!user) {
-        const problem = login
-          ? `There is no user with the login "${login}".`
-          : 'Pick a user or type a login.';
+    const authorizeErrors = {
+      302: noBody(
+        'Back to the redirect URI: with the code or token, or with `error` and `error_description`',
+      ),
+      400: serviceError('The client or the redirect URI is missing or wrong (never redirected)'),
+    };
+    scope.get(
+      '/oauth2/authorize',
+      {
+        schema: serviceSchema(
+          'Authorize (consent page)',
+          'The consent page of the authorization code and implicit flows: pick the user the token is for.',
+          authorizeForm,
+          { 200: html('The consent page'), ...authorizeErrors },
+        ),
+      },
+      async (req, reply) => {
+        let r: AuthorizeRequest;
+        try {
+          r = await authorizeRequest(paramsOf(req));
+        } catch (err) {
+          return onRedirectError(reply, err);
+        }
         return reply
-          .code(400)
+          .code(200)
           .headers(CONSENT_HEADERS)
-          .send(renderConsentPage(r, await consentUsers(), problem));
-      }
-      if (r.responseType === 'code') {
-        const code = await issueCode(
-          db,
-          { clientId: r.clientId, userId: user.id, scopes: r.scopes, redirectUri: r.redirectUri },
-          now(),
-        );
-        return sendRedirect(reply, r, { code, scope: r.scopes.join(' ') });
-      }
-      const t = await mintUserToken(r.clientId, user.id, r.scopes);
-      return sendRedirect(reply, r, {
-        access_token: t.access_token,
-        expires_in: String(t.expires_in),
-        scope: r.scopes.join(' '),
-        token_type: 'bearer',
-      });
-    });
+          .send(renderConsentPage(r, await consentUsers()));
+      },
+    );
+
+    scope.post(
+      '/oauth2/authorize',
+      {
+        schema: serviceSchema(
+          'Authorize (consent given)',
+          "The consent page's answer: `decision=allow` and the user's `login` (or `user`) issue the code or token.",
+          Type.Object({
+            ...authorizeForm.properties,
+            decision: field('`allow`, or anything else to deny'),
+            login: field('The login of the user the token is for'),
+          }),
+          {
+            ...authorizeErrors,
+            400: {
+              description:
+                'The client or the redirect URI is wrong (the error body), or no such user (the consent page again)',
+              content: {
+                'application/json': { schema: tokenServiceErrorSchema },
+                'text/html': { schema: { type: 'string' } },
+              },
+            },
+            ...BODY_ERRORS,
+          },
+        ),
+      },
+      async (req, reply) => {
+        const p = paramsOf(req);
+        let r: AuthorizeRequest;
+        try {
+          r = await authorizeRequest(p);
+        } catch (err) {
+          return onRedirectError(reply, err);
+        }
+        if (param(p, 'decision') !== 'allow')
+          return sendRedirect(reply, r, {
+            error: 'access_denied',
+            error_description: 'The user denied you access',
+          });
+        const login = (param(p, 'login') ?? '').trim() || (param(p, 'user') ?? '').trim();
+        const user = login ? await findUserByLogin(db, login) : undefined;
+        if (!user) {
+          const problem = login
+            ? `There is no user with the login "${login}".`
+            : 'Pick a user or type a login.';
+          return reply
+            .code(400)
+            .headers(CONSENT_HEADERS)
+            .send(renderConsentPage(r, await consentUsers(), problem));
+        }
+        if (r.responseType === 'code') {
+          const code = await issueCode(
+            db,
+            { clientId: r.clientId, userId: user.id, scopes: r.scopes, redirectUri: r.redirectUri },
+            now(),
+          );
+          return sendRedirect(reply, r, { code, scope: r.scopes.join(' ') });
+        }
+        const t = await mintUserToken(r.clientId, user.id, r.scopes);
+        return sendRedirect(reply, r, {
+          access_token: t.access_token,
+          expires_in: String(t.expires_in),
+          scope: r.scopes.join(' '),
+          token_type: 'bearer',
+        });
+      },
+    );
 
     // Mock-server convention (Twitch CLI's mock API): a user token for any user, without a browser.
-    scope.post('/auth/authorize', async (req) => {
-      const p = paramsOf(req);
-      const client = await clientOf(ctx, p, true);
-      const grant = required(p, 'grant_type', 'missing grant_type');
-      if (grant !== 'user_token') throw oauthError(400, 'unsupported grant type');
-      const userId = required(p, 'user_id', 'missing user_id');
-      const id = parseNumericId(userId);
-      const user = id === undefined ? undefined : await findUserById(db, id);
-      if (!user) throw oauthError(400, 'invalid user_id');
-      return mintUserToken(client.id, user.id, requestedScopes(p));
-    });
+    scope.post(
+      '/auth/authorize',
+      {
+        schema: serviceSchema(
+          'Get a user token (mock shortcut)',
+          'A user access token for any user, without a browser (grant_type=user_token).',
+          Type.Object({
+            ...clientFields,
+            grant_type: Type.Unsafe<string>({ type: 'string', enum: ['user_token'] }),
+            user_id: field('The user'),
+            scope: field('Space-separated scopes'),
+          }),
+          {
+            200: { ...tokenReplySchema, description: 'The token' },
+            400: serviceError('A parameter is missing or wrong'),
+            403: serviceError('The client secret is wrong'),
+            ...BODY_ERRORS,
+          },
+        ),
+      },
+      async (req): Promise<TokenReply> => {
+        const p = paramsOf(req);
+        const client = await clientOf(ctx, p, true);
+        const grant = required(p, 'grant_type', 'missing grant_type');
+        if (grant !== 'user_token') throw oauthError(400, 'unsupported grant type');
+        const userId = required(p, 'user_id', 'missing user_id');
+        const id = parseNumericId(userId);
+        const user = id === undefined ? undefined : await findUserById(db, id);
+        if (!user) throw oauthError(400, 'invalid user_id');
+        return mintUserToken(client.id, user.id, requestedScopes(p));
+      },
+    );
   });
 }
 

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import { notFound } from '../http/errors.ts';
+import { helixErrorBody, notFound } from '../http/errors.ts';
 import { reportCsv, reportFileName } from '../reports/csv.ts';
 import { addDays, dayOfMs } from '../reports/dates.ts';
 import { verifyReport } from '../reports/signing.ts';
@@ -15,8 +15,21 @@ import { findReportSubject, REPORT_KINDS, type ReportKind } from '../store/analy
  */
 export function reportsRoutes(app: FastifyInstance, ctx: AppContext): void {
   for (const kind of REPORT_KINDS) {
+    const noun = kind === 'games' ? 'game' : 'extension';
     app.get<{ Params: { file: string }; Querystring: Record<string, unknown> }>(
       `/reports/${kind}/:file`,
+      {
+        schema: {
+          summary: `Download a ${noun} report`,
+          description: `The CSV file behind a URL of GET /helix/analytics/${kind}: \`<id>.csv\` with the signed parameters of that URL. No token: the signature is the permission, until the URL expires.`,
+          tags: ['Reports'],
+          response: {
+            200: { description: 'The report', content: { 'text/csv': { schema: { type: 'string' } } } },
+            403: { ...helixErrorBody, description: 'The URL was altered or has expired' },
+            404: { ...helixErrorBody, description: `No such file, or the ${noun} no longer exists` },
+          },
+        },
+      },
       async (req, reply) => {
         const file = req.params.file;
         if (!file.endsWith('.csv')) throw notFound();
@@ -29,8 +42,7 @@ export function reportsRoutes(app: FastifyInstance, ctx: AppContext): void {
         );
         const today = dayOfMs(ctx.clock.now());
         const subject = await findReportSubject(ctx.store.db, r.kind, r.id, today, addDays(today, -1));
-        if (!subject)
-          throw notFound(`The ${kind === 'games' ? 'game' : 'extension'} of this report no longer exists`);
+        if (!subject) throw notFound(`The ${noun} of this report no longer exists`);
         return (
           reply
             .type('text/csv; charset=utf-8')

@@ -1,38 +1,45 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  listResponseSchema,
-  type PagingQuery,
+  dateTime,
+  listResponse,
   paginationOf,
-  pagingProperties,
+  pagingParams,
   readPaging,
+  stringEnum,
   stringList,
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
 import { type StreamFilters, type StreamListRow, streamsPage } from '../store/streams.ts';
 import { type UserName, userIdsByLogins } from '../store/users.ts';
 
-export interface Stream {
-  id: string;
-  user_id: string;
-  user_login: string;
-  user_name: string;
-  game_id: string;
-  game_name: string;
-  type: 'live';
-  title: string;
-  tags: string[];
-  viewer_count: number;
-  started_at: string;
-  language: string;
-  thumbnail_url: string;
-  tag_ids: [];
-  is_mature: boolean;
-}
+/** The wire shape of a live stream, in production's field order (its reference and what it sends). */
+const streamSchema = Type.Object({
+  id: Type.String(),
+  user_id: Type.String(),
+  user_login: Type.String(),
+  user_name: Type.String(),
+  game_id: Type.String(),
+  game_name: Type.String(),
+  type: Type.Literal('live', { description: 'Every stream helixd holds is live' }),
+  title: Type.String(),
+  tags: Type.Array(Type.String()),
+  viewer_count: Type.Integer(),
+  started_at: dateTime,
+  language: Type.String(),
+  thumbnail_url: Type.String({ description: 'With {width} and {height} to fill in' }),
+  tag_ids: Type.Array(Type.String(), {
+    maxItems: 0,
+    description: 'Always empty: production replaced the platform tag ids with `tags`',
+  }),
+  is_mature: Type.Boolean(),
+});
+export type Stream = Static<typeof streamSchema>;
 
 /** `users` holds the broadcaster when it exists (login and name are "" otherwise). */
 export function streamRowToStream(
@@ -62,57 +69,19 @@ export function streamRowToStream(
   };
 }
 
-/** Production's field order (its reference and what it sends). */
-const streamSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    user_id: { type: 'string' },
-    user_login: { type: 'string' },
-    user_name: { type: 'string' },
-    game_id: { type: 'string' },
-    game_name: { type: 'string' },
-    type: { type: 'string' },
-    title: { type: 'string' },
-    tags: { type: 'array', items: { type: 'string' } },
-    viewer_count: { type: 'integer' },
-    started_at: { type: 'string' },
-    language: { type: 'string' },
-    thumbnail_url: { type: 'string' },
-    tag_ids: { type: 'array', items: { type: 'string' } },
-    is_mature: { type: 'boolean' },
-  },
-  required: [
-    'id',
-    'user_id',
-    'user_login',
-    'user_name',
-    'game_id',
-    'game_name',
-    'type',
-    'title',
-    'tags',
-    'viewer_count',
-    'started_at',
-    'language',
-    'thumbnail_url',
-    'tag_ids',
-    'is_mature',
-  ],
-} as const;
-
 /** Production: at most 100 values of each of user_id, user_login, game_id and language. */
 const MAX_VALUES = 100;
 /** `type`: `all` (default) or `live`; every stream helixd holds is live, so both list the same. */
 const TYPES = ['all', 'live'] as const;
 
-interface StreamsQuery extends PagingQuery {
-  user_id?: string[];
-  user_login?: string[];
-  game_id?: string[];
-  language?: string[];
-  type?: (typeof TYPES)[number];
-}
+const streamsParams = {
+  ...pagingParams,
+  user_id: stringList(MAX_VALUES),
+  user_login: stringList(MAX_VALUES),
+  game_id: stringList(MAX_VALUES),
+  language: stringList(MAX_VALUES),
+  type: stringEnum(TYPES),
+};
 
 /** A repeatable text parameter: no empty value, no comma-joined list (several values are repeated). */
 function readTexts(name: string, values: readonly string[]): string[] {
@@ -131,23 +100,13 @@ const sortedUnique = <T extends string | number>(values: readonly T[] | undefine
 
 /** GET /streams: live streams, most viewers first, filtered by users, games and languages. */
 export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<StreamsQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/streams',
+    summary: 'Get Streams',
+    description: 'Live streams, most viewers first, filtered by users (id or login), games and languages.',
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: {
-          ...pagingProperties,
-          user_id: stringList(MAX_VALUES),
-          user_login: stringList(MAX_VALUES),
-          game_id: stringList(MAX_VALUES),
-          language: stringList(MAX_VALUES),
-          type: { type: 'string', enum: TYPES },
-        },
-      },
-      response: listResponseSchema(streamSchema),
-    },
+    query: streamsParams,
+    response: listResponse(streamSchema),
     async handler(ctx, { query }) {
       // Every value is checked before anything reaches the store.
       const userIds = query.user_id && readNumericIds('user_id', query.user_id);

@@ -1,16 +1,17 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { tokenUser } from '../http/access.ts';
 import { badRequest, unauthorized } from '../http/errors.ts';
 import { readNumericId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  type PagingQuery,
   paginationOf,
   paginationSchema,
-  pagingProperties,
+  pagingParams,
   readPaging,
   singleString,
+  stringEnum,
   stringList,
 } from '../http/params.ts';
 import { TIERS } from '../store/schema.ts';
@@ -23,21 +24,22 @@ import {
 } from '../store/subscriptions.ts';
 import type { UserName } from '../store/users.ts';
 
-/** The wire shape (docs/api.md), Subscription. */
-export interface Subscription {
-  broadcaster_id: string;
-  broadcaster_login: string;
-  broadcaster_name: string;
-  gifter_id: string;
-  gifter_login: string;
-  gifter_name: string;
-  is_gift: boolean;
-  plan_name: string;
-  tier: string;
-  user_id: string;
-  user_name: string;
-  user_login: string;
-}
+/** The wire shape of a subscription (docs/api.md, Subscription). */
+const subscriptionSchema = Type.Object({
+  broadcaster_id: Type.String(),
+  broadcaster_login: Type.String(),
+  broadcaster_name: Type.String(),
+  gifter_id: Type.String({ description: '"" when the subscription is not a gift' }),
+  gifter_login: Type.String(),
+  gifter_name: Type.String(),
+  is_gift: Type.Boolean(),
+  plan_name: Type.String(),
+  tier: stringEnum(TIERS),
+  user_id: Type.String(),
+  user_name: Type.String(),
+  user_login: Type.String(),
+});
+export type Subscription = Static<typeof subscriptionSchema>;
 
 /** `users` holds the subscriber and the gifter when they exist (their names are "" otherwise). */
 export function subscriptionRowToSubscription(
@@ -65,39 +67,6 @@ export function subscriptionRowToSubscription(
   };
 }
 
-const str = { type: 'string' } as const;
-const subscriptionSchema = {
-  type: 'object',
-  properties: {
-    broadcaster_id: str,
-    broadcaster_login: str,
-    broadcaster_name: str,
-    gifter_id: str,
-    gifter_login: str,
-    gifter_name: str,
-    is_gift: { type: 'boolean' },
-    plan_name: str,
-    tier: { type: 'string', enum: TIERS },
-    user_id: str,
-    user_name: str,
-    user_login: str,
-  },
-  required: [
-    'broadcaster_id',
-    'broadcaster_login',
-    'broadcaster_name',
-    'gifter_id',
-    'gifter_login',
-    'gifter_name',
-    'is_gift',
-    'plan_name',
-    'tier',
-    'user_id',
-    'user_name',
-    'user_login',
-  ],
-} as const;
-
 /**
  * The names of the subscribers and gifters of `rows`: from the rows when the query joined them in,
  * else from the in-memory copy (see ofBroadcaster in src/store/subscriptions.ts).
@@ -124,35 +93,28 @@ async function namesOf(
 /** Production accepts up to 100 `user_id` values to check given users. */
 const MAX_USER_IDS = 100;
 
-interface SubscriptionsQuery extends PagingQuery {
-  broadcaster_id?: string;
-  user_id?: string[];
-}
+const subscriptionsParams = {
+  ...pagingParams,
+  broadcaster_id: singleString,
+  user_id: stringList(MAX_USER_IDS),
+};
 
 /** GET /subscriptions (spec 4.1): the token user's own subscribers, most recent first. */
 export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<SubscriptionsQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/subscriptions',
+    summary: 'Get Broadcaster Subscriptions',
+    description:
+      "The token user's own subscribers, most recent first, or whether given users subscribe; with the channel's subscription count and points.",
     // Spec 5: a user access token of the broadcaster with channel:read:subscriptions.
     access: { token: 'user', anyScope: ['channel:read:subscriptions'] },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: { ...pagingProperties, broadcaster_id: singleString, user_id: stringList(MAX_USER_IDS) },
-      },
-      response: {
-        200: {
-          type: 'object',
-          properties: {
-            data: { type: 'array', items: subscriptionSchema },
-            pagination: paginationSchema,
-            total: { type: 'integer' },
-            points: { type: 'integer' },
-          },
-          required: ['data', 'pagination', 'total', 'points'],
-        },
-      },
-    },
+    query: subscriptionsParams,
+    response: Type.Object({
+      data: Type.Array(subscriptionSchema),
+      pagination: paginationSchema,
+      total: Type.Integer({ description: 'How many subscriptions the channel has' }),
+      points: Type.Integer({ description: 'Subscriber points: tier 1 counts 1, tier 2 2, tier 3 6' }),
+    }),
     async handler(ctx, { query, principal }) {
       const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
       // Spec 4.1: broadcaster_id must equal the user the token belongs to.

@@ -1,28 +1,33 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../http/access.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import { dataResponseSchema, stringList, valuesTogether } from '../http/params.ts';
+import { dataResponse, dateTime, stringList, valuesTogether } from '../http/params.ts';
 import type { Links } from '../links.ts';
 import type { UserRow } from '../store/schema.ts';
 import { usersByIdsOrLogins } from '../store/users.ts';
 
-export interface User {
-  id: string;
-  login: string;
-  display_name: string;
-  type: string;
-  broadcaster_type: string;
-  description: string;
-  profile_image_url: string;
-  offline_image_url: string;
-  view_count: number;
-  email?: string;
-  created_at: string;
-}
+/** The wire shape of a user. */
+const userSchema = Type.Object({
+  id: Type.String(),
+  login: Type.String(),
+  display_name: Type.String(),
+  type: Type.String({ description: 'Always "": helixd keeps no staff, admin or global-moderator roles' }),
+  broadcaster_type: Type.String(),
+  description: Type.String(),
+  profile_image_url: Type.String(),
+  offline_image_url: Type.String(),
+  view_count: Type.Integer({ description: 'Always 0: production no longer counts channel views' }),
+  email: Type.Optional(
+    Type.String({ description: "Only to the user's own token with user:read:email; absent otherwise" }),
+  ),
+  created_at: dateTime,
+});
+export type User = Static<typeof userSchema>;
 
 /** The scope that lets a user's own token read the user's email address. */
 export const EMAIL_SCOPE = 'user:read:email';
@@ -53,56 +58,21 @@ export function userRowToUser(row: UserRow, links: Links, withEmail: boolean): U
   };
 }
 
-const userSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    login: { type: 'string' },
-    display_name: { type: 'string' },
-    type: { type: 'string' },
-    broadcaster_type: { type: 'string' },
-    description: { type: 'string' },
-    profile_image_url: { type: 'string' },
-    offline_image_url: { type: 'string' },
-    view_count: { type: 'integer' },
-    email: { type: 'string' },
-    created_at: { type: 'string' },
-  },
-  required: [
-    'id',
-    'login',
-    'display_name',
-    'type',
-    'broadcaster_type',
-    'description',
-    'profile_image_url',
-    'offline_image_url',
-    'view_count',
-    'created_at',
-  ],
-} as const;
-
 /** Production: up to 100 users per request, ids and logins together. */
 const MAX_USERS = 100;
 const SELECTORS = ['id', 'login'] as const;
 
-interface UsersQuery {
-  id?: string[];
-  login?: string[];
-}
+const usersParams = { id: stringList(MAX_USERS), login: stringList(MAX_USERS) };
 
 /** GET /users: users by id and/or login; without either, the user token's own user. */
 export function usersRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<UsersQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/users',
+    summary: 'Get Users',
+    description: "Users by id and/or login, at most 100 together; with neither, the user token's own user.",
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: { id: stringList(MAX_USERS), login: stringList(MAX_USERS) },
-      },
-      response: dataResponseSchema(userSchema),
-    },
+    query: usersParams,
+    response: dataResponse(userSchema),
     async handler(ctx, { query, principal }) {
       const given = valuesTogether(query, SELECTORS, MAX_USERS);
       let ids: number[];

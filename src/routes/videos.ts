@@ -1,18 +1,22 @@
 import type { FastifyInstance } from 'fastify';
+import { type Static, Type } from 'typebox';
 import { nowSeconds, rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { readNumericId, readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
-  cursorParamSchema,
+  cursorParam,
   DEFAULT_FIRST,
+  dateTime,
   exactlyOneSelector,
-  listResponseSchema,
+  listResponse,
   MAX_FIRST,
+  nullable,
   paginationOf,
   readPaging,
   singleString,
+  stringEnum,
   stringList,
 } from '../http/params.ts';
 import { hms, type Links } from '../links.ts';
@@ -21,30 +25,33 @@ import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { VIDEO_SELECTORS, VIDEO_SORTS, type VideoRow, videosByIds, videosPage } from '../store/videos.ts';
 
-export interface MutedSegment {
-  duration: number;
-  offset: number;
-}
+/** A stretch of a video whose sound is muted, in seconds. */
+const mutedSegmentSchema = Type.Object({ duration: Type.Integer(), offset: Type.Integer() });
+export type MutedSegment = Static<typeof mutedSegmentSchema>;
 
-export interface Video {
-  id: string;
-  stream_id: string | null;
-  user_id: string;
-  user_login: string;
-  user_name: string;
-  title: string;
-  description: string;
-  created_at: string;
-  published_at: string;
-  url: string;
-  thumbnail_url: string;
-  viewable: 'public';
-  view_count: number;
-  language: string;
-  type: string;
-  duration: string;
-  muted_segments: MutedSegment[] | null;
-}
+/** The wire shape of a video. */
+const videoSchema = Type.Object({
+  id: Type.String(),
+  stream_id: nullable(
+    Type.String({ description: 'The stream it recorded; null for uploads and highlights' }),
+  ),
+  user_id: Type.String(),
+  user_login: Type.String(),
+  user_name: Type.String(),
+  title: Type.String(),
+  description: Type.String(),
+  created_at: dateTime,
+  published_at: dateTime,
+  url: Type.String(),
+  thumbnail_url: Type.String(),
+  viewable: Type.Literal('public'),
+  view_count: Type.Integer(),
+  language: Type.String(),
+  type: Type.String(),
+  duration: Type.String({ description: 'As production writes it, e.g. 1h2m3s' }),
+  muted_segments: nullable(Type.Array(mutedSegmentSchema)),
+});
+export type Video = Static<typeof videoSchema>;
 
 /** `users` holds the owner when it exists (login and name are "" otherwise). */
 export function videoRowToVideo(row: VideoRow, users: ReadonlyMap<number, UserName>, links: Links): Video {
@@ -70,55 +77,6 @@ export function videoRowToVideo(row: VideoRow, users: ReadonlyMap<number, UserNa
   };
 }
 
-const videoSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    stream_id: { type: ['string', 'null'] },
-    user_id: { type: 'string' },
-    user_login: { type: 'string' },
-    user_name: { type: 'string' },
-    title: { type: 'string' },
-    description: { type: 'string' },
-    created_at: { type: 'string' },
-    published_at: { type: 'string' },
-    url: { type: 'string' },
-    thumbnail_url: { type: 'string' },
-    viewable: { type: 'string' },
-    view_count: { type: 'integer' },
-    language: { type: 'string' },
-    type: { type: 'string' },
-    duration: { type: 'string' },
-    muted_segments: {
-      type: ['array', 'null'],
-      items: {
-        type: 'object',
-        properties: { duration: { type: 'integer' }, offset: { type: 'integer' } },
-        required: ['duration', 'offset'],
-      },
-    },
-  },
-  required: [
-    'id',
-    'stream_id',
-    'user_id',
-    'user_login',
-    'user_name',
-    'title',
-    'description',
-    'created_at',
-    'published_at',
-    'url',
-    'thumbnail_url',
-    'viewable',
-    'view_count',
-    'language',
-    'type',
-    'duration',
-    'muted_segments',
-  ],
-} as const;
-
 /** Spec 8: at most 100 `id` values per request. */
 const MAX_IDS = 100;
 /** `period` of spec 4.3 (default `all`): how far back from the server clock, on created_at. */
@@ -141,43 +99,31 @@ const DEFAULTS_WITH_ID: Partial<Record<(typeof NOT_WITH_ID)[number], unknown>> =
   first: DEFAULT_FIRST,
 };
 
-interface VideosQuery {
-  id?: string[];
-  user_id?: string;
-  game_id?: string;
-  language?: string;
-  period?: (typeof PERIODS)[number];
-  sort?: (typeof VIDEO_SORTS)[number];
-  type?: (typeof TYPES)[number];
-  first?: number;
-  after?: string;
-  before?: string;
-}
+const videosParams = {
+  id: stringList(MAX_IDS),
+  user_id: singleString,
+  game_id: singleString,
+  language: singleString,
+  period: stringEnum(PERIODS),
+  sort: stringEnum(VIDEO_SORTS),
+  type: stringEnum(TYPES),
+  // no default here: with `id`, a `first` that was given is a 400 (spec 4.3)
+  first: Type.Integer({ minimum: 1, maximum: MAX_FIRST, description: `Default ${DEFAULT_FIRST}` }),
+  after: cursorParam,
+  before: cursorParam,
+};
 
 /** GET /videos (spec 4.3): videos by ids, by owner or by game. */
 export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
-  registerOperation<VideosQuery>(app, ctx, {
+  registerOperation(app, ctx, {
     path: '/videos',
+    summary: 'Get Videos',
+    description:
+      'Videos by id, by owner or by game (exactly one of the three); by owner or game, filtered by language, period and type, in the order `sort` asks.',
     access: { token: 'any' },
-    schema: {
-      querystring: {
-        type: 'object',
-        properties: {
-          id: stringList(MAX_IDS),
-          user_id: singleString,
-          game_id: singleString,
-          language: singleString,
-          period: { type: 'string', enum: PERIODS },
-          sort: { type: 'string', enum: VIDEO_SORTS },
-          type: { type: 'string', enum: TYPES },
-          // no default here: with `id`, a `first` that was given is a 400 (spec 4.3)
-          first: { type: 'integer', minimum: 1, maximum: MAX_FIRST },
-          after: cursorParamSchema,
-          before: cursorParamSchema,
-        },
-      },
-      response: listResponseSchema(videoSchema),
-    },
+    query: videosParams,
+    response: listResponse(videoSchema),
+    errors: { 404: 'None of the ids exists, or the game in game_id does not exist' },
     async handler(ctx, { query }) {
       exactlyOneSelector(query, SELECTOR_KINDS);
       const db = ctx.store.db;

@@ -1,0 +1,64 @@
+// The validator Fastify compiles every request schema with (app.setValidatorCompiler): Ajv, with
+// the strict reading of query-string text that production applies. A violation of these text rules
+// is a HelixError with its message; a violation of the schema goes to Fastify as Ajv's errors, and
+// Fastify's schemaErrorFormatter (helixSchemaError) turns them into the Helix message.
+import { Ajv, type ErrorObject } from 'ajv';
+import type { FastifySchemaValidationError } from 'fastify';
+import { HelixError, validationMessage } from './errors.ts';
+
+// Query strings arrive as text, and a repeated parameter as an array: coerce "20" to 20 and a single
+// value to a one-element array where the schema wants a list; a list where the schema wants one
+// value stays a list and fails ("may be given only once").
+const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
+
+// Ajv coerces any text JavaScript reads as a number ("1e1", "0x10", " 5", "10.0"); production
+// parses an integer parameter as decimal digits and refuses the rest, so helixd does too (a request
+// that works here must work there).
+const DECIMAL_INTEGER = /^[+-]?[0-9]+$/;
+
+// Booleans (`type: 'boolean'` in a querystring schema, e.g. params.ts `booleanParam`): production
+// reads `true` and `false` in any letter case (`True` is what Python clients send for True); any
+// other text is a 400 "must be true or false".
+const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false };
+
+/** What Fastify expects of a compiled validator: the new value, an error, or false with `errors`. */
+type Validator = ((data: unknown) => { value: unknown } | { error: Error } | false) & {
+  errors?: ErrorObject[] | null;
+};
+
+/** Compiles a request schema (in practice a querystring) into Fastify's validator shape. */
+export function compileValidator({ schema }: { schema: object }): Validator {
+  const validate = ajv.compile(schema);
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
+  const booleans = Object.keys(properties).filter((k) => properties[k]?.type === 'boolean');
+  const fn: Validator = (raw) => {
+    const data: Record<string, unknown> = { ...(raw as object) };
+    for (const k of integers) {
+      const v = data[k];
+      if (typeof v === 'string' && !DECIMAL_INTEGER.test(v))
+        return {
+          error: new HelixError(400, `The parameter "${k}" was malformed: the value must be an integer`),
+        };
+    }
+    for (const k of booleans) {
+      const v = data[k];
+      if (typeof v !== 'string') continue;
+      const b = BOOLEAN_TEXT[v.toLowerCase()];
+      if (b === undefined)
+        return {
+          error: new HelixError(400, `The parameter "${k}" was malformed: the value must be true or false`),
+        };
+      data[k] = b;
+    }
+    if (validate(data)) return { value: data };
+    fn.errors = validate.errors;
+    return false;
+  };
+  return fn;
+}
+
+/** Fastify's schemaErrorFormatter: the first schema violation as the Helix message. */
+export function helixSchemaError(errors: FastifySchemaValidationError[]): Error {
+  return new HelixError(400, validationMessage(errors as unknown as ErrorObject[]));
+}
