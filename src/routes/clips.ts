@@ -3,7 +3,7 @@ import { type Static, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { readDateTime } from '../http/datetime.ts';
-import { badRequest, notFound } from '../http/errors.ts';
+import { badRequest } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
@@ -21,9 +21,9 @@ import {
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipsByIds, clipsPage } from '../store/clips.ts';
-import { gameExists } from '../store/games.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
+import { refuseUnknownGame } from './games.ts';
 
 /** The wire shape of a clip. */
 const clipSchema = Type.Object({
@@ -144,10 +144,8 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
         is_featured: filters.isFeatured,
       });
       const page = await clipsPage(db, { selector, value, ...filters }, paging);
-      // A game that does not exist is a 404 (production's message); one that exists with no clips
-      // (or none that pass the filters) is an empty page. Asked only for an empty page.
-      if (page.rows.length === 0 && selector === 'game_id' && !(await gameExists(db, value)))
-        throw notFound('The ID in game_id was not found');
+      if (selector === 'game_id')
+        await refuseUnknownGame(db, value, page.rows, 'The ID in game_id was not found');
       const users = await ctx.userNames.byIds(page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
       return {
         data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { badRequest } from '../http/errors.ts';
+import { badRequest, notFound } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
 import {
   dataResponse,
@@ -13,9 +14,9 @@ import {
   valuesTogether,
 } from '../http/params.ts';
 import type { Links } from '../links.ts';
-import { gamesByLookup, topGames } from '../store/games.ts';
+import { gameExists, gamesByLookup, topGames } from '../store/games.ts';
 import { parseNumericId } from '../store/ids.ts';
-import type { GameRow } from '../store/schema.ts';
+import type { Database, GameRow } from '../store/schema.ts';
 
 /** The wire shape of a game. */
 const gameSchema = Type.Object({
@@ -50,6 +51,21 @@ const numericOnly = (values: readonly string[] = []) =>
     const n = parseNumericId(v);
     return n === undefined ? [] : [n];
   });
+
+/**
+ * A listing by `game_id` (GET /clips, GET /videos): a game that does not exist is a 404 with the
+ * operation's `message` (production words it differently for each); one that exists with no rows,
+ * or none that pass the filters, is an empty page. The store is asked only for an empty page: a
+ * page with rows names its game.
+ */
+export async function refuseUnknownGame(
+  db: Kysely<Database>,
+  gameId: number,
+  rows: readonly unknown[],
+  message: string,
+): Promise<void> {
+  if (rows.length === 0 && !(await gameExists(db, gameId))) throw notFound(message);
+}
 
 /**
  * GET /games/top (spec 4.5): games by current viewers, most popular first. GET /games: games by

@@ -3,14 +3,14 @@
 // ids without any other configuration. No token: like the mock API, these are for development.
 import type { FastifyInstance } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { cursorScope, decodeCursor } from '../http/cursor.ts';
 import { helixErrorBody } from '../http/errors.ts';
-import { cursorOf, cursorParam, dateTime, type QueryOf, querySchema, withDefault } from '../http/params.ts';
+import { cursorOf, cursorParam, type QueryOf, querySchema, withDefault } from '../http/params.ts';
 import { demoClients } from '../store/clients.ts';
-import type { ClientRow, UserRow } from '../store/schema.ts';
+import type { ClientRow } from '../store/schema.ts';
 import { countUsers, usersById } from '../store/users.ts';
+import { USER_OWN_FIELDS, userOwnFields, userSchema } from './users.ts';
 
 /** The mock API's client unit (Go field names, as its JSON has them). */
 const clientUnitSchema = Type.Object({
@@ -21,15 +21,8 @@ const clientUnitSchema = Type.Object({
 });
 export type ClientUnit = Static<typeof clientUnitSchema>;
 
-const userUnitSchema = Type.Object({
-  id: Type.String(),
-  login: Type.String(),
-  display_name: Type.String(),
-  type: Type.String(),
-  broadcaster_type: Type.String(),
-  description: Type.String(),
-  created_at: dateTime,
-});
+/** The mock API's user unit: the user's own fields, as GET /users has them. */
+const userUnitSchema = Type.Pick(userSchema, USER_OWN_FIELDS);
 export type UserUnit = Static<typeof userUnitSchema>;
 
 /** The mock API's list of units: a cursor ("" on the last page), how many there are, the page. */
@@ -38,18 +31,6 @@ const unitList = <T extends TSchema>(item: T) =>
 
 export function clientRowToClientUnit(row: ClientRow & { demo_secret: string }): ClientUnit {
   return { ID: row.id, Secret: row.demo_secret, Name: row.name, IsExtension: false };
-}
-
-export function userRowToUserUnit(row: UserRow): UserUnit {
-  return {
-    id: String(row.id),
-    login: row.login,
-    display_name: row.display_name,
-    type: '',
-    broadcaster_type: row.broadcaster_type,
-    description: row.description,
-    created_at: rfc3339(row.created_at),
-  };
 }
 
 const usersParams = {
@@ -101,7 +82,7 @@ export function unitsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const page = await usersById(db, { first: q.first, ...(after ? { after } : {}) });
       const total = await countUsers(db);
       const cursor = cursorOf(ctx.secret, UNITS_USERS_SCOPE, page) ?? '';
-      return { cursor, total, data: page.rows.map(userRowToUserUnit) };
+      return { cursor, total, data: page.rows.map(userOwnFields) };
     },
   );
 }

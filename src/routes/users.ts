@@ -12,7 +12,7 @@ import type { UserRow } from '../store/schema.ts';
 import { usersByIdsOrLogins } from '../store/users.ts';
 
 /** The wire shape of a user. */
-const userSchema = Type.Object({
+export const userSchema = Type.Object({
   id: Type.String(),
   login: Type.String(),
   display_name: Type.String(),
@@ -40,7 +40,18 @@ export function mayReadEmail(principal: Principal, userId: number): boolean {
   return principal.kind === 'user' && principal.userId === userId && principal.scopes.has(EMAIL_SCOPE);
 }
 
-export function userRowToUser(row: UserRow, links: Links, withEmail: boolean): User {
+/** The fields of a user that need nothing but its row: GET /users and the mock API's user unit. */
+export const USER_OWN_FIELDS = [
+  'id',
+  'login',
+  'display_name',
+  'type',
+  'broadcaster_type',
+  'description',
+  'created_at',
+] as const;
+
+export function userOwnFields(row: UserRow): Pick<User, (typeof USER_OWN_FIELDS)[number]> {
   return {
     id: String(row.id),
     login: row.login,
@@ -49,12 +60,19 @@ export function userRowToUser(row: UserRow, links: Links, withEmail: boolean): U
     type: '',
     broadcaster_type: row.broadcaster_type,
     description: row.description,
+    created_at: rfc3339(row.created_at),
+  };
+}
+
+// The key order on the wire is the schema's (the serializer follows it), not this object's.
+export function userRowToUser(row: UserRow, links: Links, withEmail: boolean): User {
+  return {
+    ...userOwnFields(row),
     profile_image_url: links.profileImage(row.id),
     offline_image_url: links.offlineImage(row.id),
     // Production deprecated the channel view count and no longer counts it: it answers 0.
     view_count: 0,
     ...(withEmail ? { email: row.email } : {}),
-    created_at: rfc3339(row.created_at),
   };
 }
 

@@ -20,10 +20,10 @@ import {
   stringList,
 } from '../http/params.ts';
 import { hms, type Links } from '../links.ts';
-import { gameExists } from '../store/games.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { VIDEO_SELECTORS, VIDEO_SORTS, type VideoRow, videosByIds, videosPage } from '../store/videos.ts';
+import { refuseUnknownGame } from './games.ts';
 
 /** A stretch of a video whose sound is muted, in seconds. */
 const mutedSegmentSchema = Type.Object({ duration: Type.Integer(), offset: Type.Integer() });
@@ -173,10 +173,8 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
         paging,
       );
-      // A game that does not exist is a 404; one that exists with no videos (or none that pass the
-      // filters) is an empty page. Asked only for an empty page: a page with rows names its game.
-      if (page.rows.length === 0 && selector === 'game_id' && !(await gameExists(db, value)))
-        throw notFound('The ID in the game_id query parameter was not found');
+      if (selector === 'game_id')
+        await refuseUnknownGame(db, value, page.rows, 'The ID in the game_id query parameter was not found');
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => videoRowToVideo(r, users, ctx.links)),
