@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import { HelixError } from './errors.ts';
-import { type BucketTake, bucketTake, type RateLimitStore } from './ratelimit.ts';
+import { type BucketTake, bucketTake, type RateLimitStore, type TakeRequest } from './ratelimit.ts';
 
 // KEYS[1] bucket; ARGV cost, capacity, window (ms), now (ms). The level is kept in
 // point-milliseconds, as in memory, so refills are whole numbers. A bucket idle for a whole window
@@ -55,13 +55,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.redis.defineCommand('helixdTake', { numberOfKeys: 1, lua: TAKE });
   }
 
-  async take(
-    key: string,
-    cost: number,
-    capacity: number,
-    windowMs: number,
-    nowMs: number,
-  ): Promise<BucketTake> {
+  async take(req: TakeRequest): Promise<BucketTake> {
+    const { key, cost, capacity, windowMs, nowMs } = req;
     let reply: [number, number];
     try {
       // biome-ignore lint/suspicious/noExplicitAny: commands made by defineCommand are not typed
@@ -71,7 +66,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       throw new HelixError(503, 'The service is temporarily unavailable', { cause: err });
     }
     const [allowed, level] = reply;
-    return bucketTake(allowed === 1, level, capacity, windowMs, nowMs);
+    return bucketTake(allowed === 1, level, req);
   }
 
   async close(): Promise<void> {

@@ -18,12 +18,19 @@ export interface BucketTake {
   fullAt: number;
 }
 
+/** One draw on a bucket: `cost` points from bucket `key`, as of `nowMs`. */
+export interface TakeRequest {
+  key: string;
+  cost: number;
+  /** the bucket's size in points; it refills evenly from empty to full over `windowMs` */
+  capacity: number;
+  windowMs: number;
+  nowMs: number;
+}
+
 export interface RateLimitStore {
-  /**
-   * Takes `cost` points from bucket `key` of `capacity` points refilled evenly over `windowMs`, as
-   * of `nowMs`. A bucket never seen is full. Must be atomic per key.
-   */
-  take(key: string, cost: number, capacity: number, windowMs: number, nowMs: number): Promise<BucketTake>;
+  /** Takes the points of `req` from its bucket. A bucket never seen is full. Must be atomic per key. */
+  take(req: TakeRequest): Promise<BucketTake>;
   close?(): Promise<void>;
 }
 
@@ -31,9 +38,7 @@ export interface RateLimitStore {
 export function bucketTake(
   allowed: boolean,
   level: number,
-  capacity: number,
-  windowMs: number,
-  nowMs: number,
+  { capacity, windowMs, nowMs }: TakeRequest,
 ): BucketTake {
   return {
     allowed,
@@ -53,13 +58,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private readonly buckets = new Map<string, Bucket>();
   private takes = 0;
 
-  async take(
-    key: string,
-    cost: number,
-    capacity: number,
-    windowMs: number,
-    nowMs: number,
-  ): Promise<BucketTake> {
+  async take(req: TakeRequest): Promise<BucketTake> {
+    const { key, cost, capacity, windowMs, nowMs } = req;
     const full = capacity * windowMs;
     const b = this.buckets.get(key);
     // A clock set back (tests, --now) refills nothing rather than draining.
@@ -68,7 +68,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     if (allowed) level -= cost * windowMs;
     this.buckets.set(key, { level, at: Math.max(nowMs, b?.at ?? nowMs) });
     if (++this.takes % 1024 === 0) this.sweep(nowMs, windowMs);
-    return bucketTake(allowed, level, capacity, windowMs, nowMs);
+    return bucketTake(allowed, level, req);
   }
 
   /** Drops buckets that have had time to refill completely: they equal a bucket never seen. */
@@ -100,8 +100,13 @@ export class RateLimiter {
    */
   async charge(principal: Principal): Promise<Record<string, string>> {
     if (!this.enabled) return {};
-    const now = this.clock.now();
-    const t = await this.store.take(bucketKey(principal), 1, this.points, RATE_LIMIT_WINDOW_MS, now);
+    const t = await this.store.take({
+      key: bucketKey(principal),
+      cost: 1,
+      capacity: this.points,
+      windowMs: RATE_LIMIT_WINDOW_MS,
+      nowMs: this.clock.now(),
+    });
     const headers = {
       'ratelimit-limit': String(this.points),
       'ratelimit-remaining': String(t.remaining),

@@ -20,10 +20,9 @@ import {
 import {
   countFollows,
   type FollowSelector,
-  followedPage,
-  followersPage,
   followOfPair,
   type NamedFollowRow,
+  oneSidedPage,
 } from '../store/follows.ts';
 import { isModerator } from '../store/moderators.ts';
 
@@ -106,7 +105,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
         const row = await followOfPair(db, userId, broadcasterId, 'from');
         return { total, data: row ? [toFollower(row)] : [], pagination: {} };
       }
-      const page = await followersPage(db, broadcasterId, paging);
+      const page = await oneSidedPage(db, { to: broadcasterId }, paging);
       return {
         total,
         data: page.rows.map(toFollower),
@@ -148,7 +147,10 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
         ]);
         return { total, data: row ? [toFollowed(row)] : [], pagination: {} };
       }
-      const [page, total] = await Promise.all([followedPage(db, userId, paging), countFollows(db, sel)]);
+      const [page, total] = await Promise.all([
+        oneSidedPage(db, { from: userId }, paging),
+        countFollows(db, sel),
+      ]);
       return {
         total,
         data: page.rows.map(toFollowed),

@@ -120,7 +120,7 @@ const pgTypes = {
 // suggests 1.1 for SSDs, its default 4 models spinning disks. Under the default, a keyset page
 // whose filters leave a few dozen rows is planned as a bitmap scan plus a sort of all of them
 // instead of the ordered index range scan that every page is designed for
-// (test/plans-clips-videos.test.ts).
+// (test/store/plans-clips-videos.test.ts).
 const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1'];
 
 function openPostgres(opts: StoreOptions): Store {

@@ -80,27 +80,19 @@ function withNamesOf(db: Kysely<Database>, sel: FollowSelector, show: 'from' | '
 }
 
 /**
- * One page of a channel's followers, in the order of `followsPage` for `{ to }` (most recent first,
- * ties by follower id, higher first): a range of the index follows_to_time read backward.
+ * One page of one side's follows, most recent first, ties by the other user's id, higher first:
+ * a channel's followers (`{ to }`, a range of follows_to_time read backward) or the channels a user
+ * follows (`{ from }`, follows_from_time), with the names of the other user. The order of
+ * `followsPage` for the same selector.
  */
-export function followersPage(
+export function oneSidedPage(
   db: Kysely<Database>,
-  broadcasterId: number,
+  sel: { to: number } | { from: number },
   page: PageQuery,
 ): Promise<Page<NamedFollowRow>> {
-  return keysetPage(withNamesOf(db, { to: broadcasterId }, 'from'), BY_TO_ORDER, 'desc', page);
-}
-
-/**
- * One page of the channels a user follows, in the order of `followsPage` for `{ from }` (most
- * recent first, ties by channel id, higher first): a range of the index follows_from_time.
- */
-export function followedPage(
-  db: Kysely<Database>,
-  userId: number,
-  page: PageQuery,
-): Promise<Page<NamedFollowRow>> {
-  return keysetPage(withNamesOf(db, { from: userId }, 'to'), BY_FROM_ORDER, 'desc', page);
+  return 'to' in sel
+    ? keysetPage(withNamesOf(db, sel, 'from'), BY_TO_ORDER, 'desc', page)
+    : keysetPage(withNamesOf(db, sel, 'to'), BY_FROM_ORDER, 'desc', page);
 }
 
 /** Whether `from` follows `to`, with the names of the user on side `show`: one primary-key probe. */

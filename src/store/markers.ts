@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
+import { hasRow, keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
 import type { Database, MarkerRow } from './schema.ts';
 
 /**
@@ -40,19 +40,10 @@ export function mostRecentVideo(db: Kysely<Database>, userId: number): Promise<M
 }
 
 /** Whether `creatorId` created at least one marker in the video (one probe of markers_video_creator_time). */
-export async function hasMarkedVideo(
-  db: Kysely<Database>,
-  videoId: number,
-  creatorId: number,
-): Promise<boolean> {
-  const row = await db
-    .selectFrom('markers')
-    .select('id')
-    .where('video_id', '=', videoId)
-    .where('creator_id', '=', creatorId)
-    .limit(rowLimit(1))
-    .executeTakeFirst();
-  return row !== undefined;
+export function hasMarkedVideo(db: Kysely<Database>, videoId: number, creatorId: number): Promise<boolean> {
+  return hasRow(
+    db.selectFrom('markers').select('id').where('video_id', '=', videoId).where('creator_id', '=', creatorId),
+  );
 }
 
 /** One page of the markers `creatorId` created in the video, in MARKERS_ORDER. */

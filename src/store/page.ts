@@ -26,6 +26,11 @@ export function rowLimit(n: number) {
   return sql.lit(n);
 }
 
+/** Whether the query finds at least one row: it reads one at most. */
+export async function hasRow<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): Promise<boolean> {
+  return (await q.limit(rowLimit(1)).executeTakeFirst()) !== undefined;
+}
+
 export interface PageQuery {
   first: number;
   /** rows strictly after this key in the ordering */

@@ -1,0 +1,125 @@
+// Rate limits through HTTP: a 5-point bucket (config rateLimit 5) is emptied, answers 429 with the
+// Helix body and the Ratelimit-* headers, and refills as the (manual) clock advances.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+
+const LIMIT = 5;
+/** 60 s / 5 points: one point comes back every 12 s. */
+const POINT_MS = 12_000;
+
+function limits(res: LightMyRequestResponse) {
+  return {
+    limit: Number(res.headers['ratelimit-limit']),
+    remaining: Number(res.headers['ratelimit-remaining']),
+    reset: Number(res.headers['ratelimit-reset']),
+  };
+}
+
+forEachStore('rate limits', (kind: StoreKind) => {
+  let t: TestApp;
+  const nowS = () => Math.floor(t.clock.now() / 1000);
+  const games = (token: string, prefix = '/helix') => t.get(`${prefix}/games/top?first=1`, bearer(token));
+
+  before(async () => {
+    t = await startTestApp(kind, { config: { rateLimit: LIMIT } });
+  });
+  after(() => t.close());
+  // Every bucket is full again after a minute.
+  beforeEach(() => t.clock.advance(60_000));
+
+  it('counts down a 5-point bucket, then answers 429 Request limit exceeded with the headers', async () => {
+    const token = await t.appToken();
+    const start = nowS();
+    for (let k = 1; k <= LIMIT; k++) {
+      const res = await games(token);
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(limits(res), {
+        limit: LIMIT,
+        remaining: LIMIT - k,
+        reset: start + (k * POINT_MS) / 1000,
+      });
+    }
+    const refused = await games(token);
+    assert.equal(refused.statusCode, 429);
+    assert.deepEqual(refused.json(), {
+      error: 'Too Many Requests',
+      status: 429,
+      message: 'Request limit exceeded',
+    });
+    assert.match(String(refused.headers['content-type']), /^application\/json/);
+    assert.deepEqual(limits(refused), { limit: LIMIT, remaining: 0, reset: start + 60 });
+  });
+
+  it('refills one point every 12 s and completely in a minute', async () => {
+    const token = await t.appToken(86_400);
+    for (let k = 0; k < LIMIT; k++) assert.equal((await games(token)).statusCode, 200);
+    assert.equal((await games(token)).statusCode, 429);
+    t.clock.advance(POINT_MS - 1);
+    assert.equal((await games(token)).statusCode, 429, 'not yet: a point is 12 s');
+    t.clock.advance(1);
+    const one = await games(token);
+    assert.equal(one.statusCode, 200);
+    assert.equal(limits(one).remaining, 0);
+    assert.equal((await games(token)).statusCode, 429);
+    t.clock.advance(60_000);
+    const full = await games(token);
+    assert.equal(full.statusCode, 200);
+    assert.equal(limits(full).remaining, LIMIT - 1);
+    // The bucket never holds more than its size, however long it rests.
+    t.clock.advance(3_600_000);
+    assert.equal(limits(await games(token)).remaining, LIMIT - 1);
+  });
+
+  it('keeps one bucket per client for app tokens and one per client and user for user tokens', async () => {
+    const [app1, app2] = [await t.appToken(), await t.appToken()];
+    const [mine1, mine2] = [await t.userToken([]), await t.userToken([])];
+    const other = (
+      await t.store.db.selectFrom('users').select('id').orderBy('id', 'desc').limit(1).execute()
+    )[0];
+    const theirs = await t.userToken([], other?.id);
+    for (let k = 0; k < LIMIT; k++) assert.equal((await games(k % 2 ? app1 : app2)).statusCode, 200);
+    assert.equal((await games(app1)).statusCode, 429, 'both app tokens of the client drew from one bucket');
+    assert.equal((await games(app2)).statusCode, 429);
+    for (let k = 0; k < LIMIT; k++) assert.equal((await games(k % 2 ? mine1 : mine2)).statusCode, 200);
+    assert.equal((await games(mine2)).statusCode, 429, "one user's tokens share a bucket");
+    const res = await games(theirs);
+    assert.equal(res.statusCode, 200, "another user's bucket is untouched");
+    assert.equal(limits(res).remaining, LIMIT - 1);
+  });
+
+  it('shares the bucket between /helix and /mock and charges a rejected parameter too', async () => {
+    const token = await t.appToken();
+    assert.equal(limits(await games(token, '/helix')).remaining, 4);
+    assert.equal(limits(await games(token, '/mock')).remaining, 3);
+    const bad = await t.get('/helix/games/top?first=1000', bearer(token));
+    assert.equal(bad.statusCode, 400);
+    assert.equal(limits(bad).remaining, 2, 'a 400 after the token check carries the headers');
+  });
+
+  it('charges nothing and sends no headers when the token is refused', async () => {
+    const token = await t.appToken();
+    const refused = await t.get('/helix/games/top', bearer('not-a-token'));
+    assert.equal(refused.statusCode, 401);
+    assert.equal(refused.headers['ratelimit-limit'], undefined);
+    assert.equal(limits(await games(token)).remaining, LIMIT - 1);
+  });
+});
+
+forEachStore('rate limits switched off (rateLimit 0)', (kind: StoreKind) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(kind, { users: 20, config: { rateLimit: 0 } });
+  });
+  after(() => t.close());
+
+  it('never answers 429 and sends no Ratelimit headers', async () => {
+    const token = await t.appToken();
+    for (let k = 0; k < 50; k++) {
+      const res = await t.get('/helix/games/top?first=1', bearer(token));
+      assert.equal(res.statusCode, 200);
+      assert.equal(res.headers['ratelimit-remaining'], undefined);
+    }
+  });
+});

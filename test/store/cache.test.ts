@@ -1,0 +1,194 @@
+// Tokens and user names are kept in memory once read (src/store/cache.ts). These rules say that
+// the copies never outlive the store's data: a revocation or a rename, here or through another
+// instance or connection on the same store, and an expiry, take effect on the very next request.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { buildApp } from '../../src/app.ts';
+import { openStore } from '../../src/store/db.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../helpers.ts';
+
+forEachStore('in-memory copies of the store', (kind) => {
+  let t: TestApp;
+  let client: { id: string; secret: string };
+  before(async () => {
+    t = await startTestApp(kind);
+    const units = (await t.get('/units/clients')).json();
+    client = { id: units.data[0].ID, secret: units.data[0].Secret };
+    assert.equal(client.id, t.seed?.demoClientId);
+  });
+  after(() => t.close());
+
+  /** An authorized request to `app` (this test's app unless another instance is given). */
+  const call = (token: string, app: TestApp['app'] = t.app) =>
+    app.inject({
+      method: 'GET',
+      url: '/helix/games/top?first=1',
+      // inject adds no header; every token here is the demo client's (asserted in before())
+      headers: { ...bearer(token), 'client-id': client.id },
+    });
+
+  /** A user token and its refresh token, minted through the token service. */
+  async function mint(): Promise<{ access_token: string; refresh_token: string }> {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/auth/authorize',
+      payload: new URLSearchParams({
+        client_id: client.id,
+        client_secret: client.secret,
+        grant_type: 'user_token',
+        user_id: String(t.seed?.demoUserId),
+      }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json();
+  }
+
+  const revoke = (app: TestApp['app'], token: string) =>
+    app.inject({ method: 'POST', url: `/oauth2/revoke?client_id=${client.id}&token=${token}` });
+
+  it('a token used and then revoked by its refresh token fails on the next request', async () => {
+    const m = await mint();
+    assert.equal((await call(m.access_token)).statusCode, 200);
+    assert.equal((await call(m.access_token)).statusCode, 200);
+    assert.equal((await revoke(t.app, m.refresh_token)).statusCode, 200);
+    const res = await call(m.access_token);
+    assert.equal(res.statusCode, 401);
+    assert.deepEqual(res.json(), { error: 'Unauthorized', status: 401, message: 'Invalid OAuth token' });
+  });
+
+  it('a token used before it expires fails once the clock passes its expiry', async () => {
+    const token = await t.appToken(60);
+    assert.equal((await call(token)).statusCode, 200);
+    t.clock.advance(59_000);
+    assert.equal((await call(token)).statusCode, 200);
+    t.clock.advance(1_000);
+    assert.equal((await call(token)).statusCode, 401);
+  });
+
+  it('a token revoked through another instance on the same store fails here at once', async () => {
+    const other = openStore(t.storeOptions);
+    const second = await buildApp({
+      config: t.config,
+      store: other,
+      clock: t.clock,
+      secret: t.config.secret as string,
+      logger: false,
+    });
+    try {
+      const m = await mint();
+      assert.equal((await call(m.access_token)).statusCode, 200);
+      assert.equal((await call(m.access_token, second)).statusCode, 200);
+      assert.equal((await revoke(second, m.access_token)).statusCode, 200);
+      assert.equal((await call(m.access_token)).statusCode, 401);
+      // and the other way round
+      const n = await mint();
+      assert.equal((await call(n.access_token, second)).statusCode, 200);
+      assert.equal((await call(n.access_token)).statusCode, 200);
+      assert.equal((await revoke(t.app, n.access_token)).statusCode, 200);
+      assert.equal((await call(n.access_token, second)).statusCode, 401);
+    } finally {
+      await second.close();
+      await other.close();
+    }
+  });
+
+  it('a token whose row another process deletes fails here at once', async () => {
+    const token = await t.appToken();
+    assert.equal((await call(token)).statusCode, 200);
+    const other = openStore(t.storeOptions);
+    try {
+      await other.db.deleteFrom('tokens').execute();
+    } finally {
+      await other.close();
+    }
+    assert.equal((await call(token)).statusCode, 401);
+  });
+
+  /**
+   * The names /clips shows for the demo broadcaster's first clip. The token is minted beforehand:
+   * minting is a write of this process, which would itself empty the copies.
+   */
+  async function clipNames(token: string): Promise<{ broadcaster_name: string; creator_name: string }> {
+    const res = await t.get(`/helix/clips?broadcaster_id=${t.seed?.demoUserId}&first=1`, bearer(token));
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().data[0];
+  }
+
+  const rename = (db: TestApp['store']['db'], name: string) =>
+    db
+      .updateTable('users')
+      .set({ display_name: name })
+      .where('id', '=', t.seed?.demoUserId as number)
+      .execute();
+
+  it('a user renamed through another connection shows the new name on the next request', async () => {
+    const token = await t.appToken();
+    const before = await clipNames(token);
+    assert.notEqual(before.broadcaster_name, 'RenamedElsewhere');
+    assert.equal((await clipNames(token)).broadcaster_name, before.broadcaster_name);
+    const other = openStore(t.storeOptions);
+    try {
+      await rename(other.db, 'RenamedElsewhere');
+    } finally {
+      await other.close();
+    }
+    assert.equal((await clipNames(token)).broadcaster_name, 'RenamedElsewhere');
+  });
+
+  it("a user renamed through this process's own connection shows the new name on the next request", async () => {
+    const token = await t.appToken();
+    await clipNames(token);
+    await rename(t.store.db, 'RenamedHere');
+    assert.equal((await clipNames(token)).broadcaster_name, 'RenamedHere');
+  });
+  it('a user who does not exist yet is named as soon as another connection creates them', async () => {
+    // Nothing ties a clip's broadcaster to a user row; the name is "" until the user exists. The
+    // copy keeps "no such user" too, and must forget it like any other entry.
+    const ghost = 990_000_001;
+    await t.store.db
+      .insertInto('clips')
+      .values({
+        id: 'GhostBroadcasterClip',
+        broadcaster_id: ghost,
+        creator_id: ghost,
+        video_id: null,
+        game_id: 1,
+        language: 'en',
+        title: 'A clip of nobody yet',
+        view_count: 1,
+        created_at: 1_700_000_000,
+        duration_ds: 300,
+        vod_offset: null,
+        is_featured: 0,
+      })
+      .execute();
+    const token = await t.appToken();
+    const names = async () => {
+      const res = await t.get(`/helix/clips?broadcaster_id=${ghost}`, bearer(token));
+      assert.equal(res.statusCode, 200, res.body);
+      const [clip] = res.json().data;
+      return [clip.broadcaster_name, clip.creator_name];
+    };
+    assert.deepEqual(await names(), ['', '']);
+    assert.deepEqual(await names(), ['', '']);
+    const other = openStore(t.storeOptions);
+    try {
+      await other.db
+        .insertInto('users')
+        .values({
+          id: ghost,
+          login: 'arrivedlater',
+          display_name: 'ArrivedLater',
+          broadcaster_type: '',
+          description: '',
+          created_at: 1_700_000_000,
+          email: '',
+        })
+        .execute();
+    } finally {
+      await other.close();
+    }
+    assert.deepEqual(await names(), ['ArrivedLater', 'ArrivedLater']);
+  });
+});

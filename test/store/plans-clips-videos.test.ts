@@ -1,0 +1,140 @@
+// Query plans of GET /clips and GET /videos: every paged query shape is an index range scan in the
+// order of the page (no full scan of a table, no sort), on SQLite (EXPLAIN QUERY PLAN) and on
+// PostgreSQL (plain EXPLAIN on a seeded, analyzed store; no planner switches). The SQL is the one
+// the routes run: compiled from the same store functions.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { type CompiledQuery, sql } from 'kysely';
+import { type ClipFilters, type ClipSelector, clipsPage, clipsPageQuery } from '../../src/store/clips.ts';
+import type { Key, Page, PageQuery } from '../../src/store/page.ts';
+import { type VideoQuery, type VideoSelector, videosPage, videosPageQuery } from '../../src/store/videos.ts';
+import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import { explain, middleKey } from './plans.ts';
+
+const DAY = 86400;
+const now = TEST_NOW / 1000;
+
+forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
+  let t: TestApp;
+  const sel: Record<ClipSelector | VideoSelector, number> = { broadcaster_id: 0, user_id: 0, game_id: 0 };
+
+  before(async () => {
+    t = await startTestApp(kind, { users: 3000 });
+    sel.broadcaster_id = sel.user_id = t.seed?.demoUserId as number;
+    const top = await t.store.db
+      .selectFrom('clips')
+      .select((eb) => ['game_id', eb.fn.countAll().as('n')])
+      .groupBy('game_id')
+      .orderBy('n', 'desc')
+      .executeTakeFirstOrThrow();
+    sel.game_id = top.game_id;
+    // Statistics of the seeded tables (scoped: a database-wide ANALYZE would touch other schemas).
+    if (kind === 'postgres') await sql`analyze clips, videos`.execute(t.store.db);
+  });
+  after(() => t.close());
+
+  const plan = (q: CompiledQuery) => explain(kind, t.store.db, q);
+
+  /** `keyed`: a page after a cursor, whose key must bound the index range (same cost at any depth). */
+  function assertRangeScan(lines: string[], table: string, index: string, keyed: boolean): void {
+    const text = lines.join('\n');
+    if (kind === 'sqlite') {
+      assert.ok(
+        lines.some((l) => l.startsWith(`SEARCH ${table} USING INDEX ${index} (`)),
+        `expected a range of ${index}:\n${text}`,
+      );
+      if (keyed)
+        assert.ok(
+          lines.some((l) => l.startsWith(`SEARCH ${table}`) && /\)[<>]\(/.test(l)),
+          `the cursor's key does not bound the range:\n${text}`,
+        );
+      assert.ok(!lines.some((l) => l.startsWith('SCAN')), `full scan:\n${text}`);
+      assert.ok(!/TEMP B-TREE/.test(text), `sort:\n${text}`);
+    } else {
+      assert.match(text, new RegExp(`Index (Only )?Scan (Backward )?using ${index} on ${table}`), text);
+      assert.doesNotMatch(text, /Seq Scan|Bitmap/, `full or unordered scan:\n${text}`);
+      assert.doesNotMatch(text, /Sort/, `sort:\n${text}`);
+      if (keyed)
+        assert.match(text, /Index Cond: .*ROW\(/, `the cursor's key does not bound the range:\n${text}`);
+    }
+  }
+
+  // Each shape is planned for a page in the middle of a walk over many rows (the key of the
+  // middle row of the whole result), going forward and backward, and for the first page.
+  async function keyInTheMiddle(pageOf: (page: PageQuery) => Promise<Page<unknown>>): Promise<Key> {
+    const { key, rows } = await middleKey(pageOf);
+    assert.ok(rows >= 100, `the shape should span several pages, it has ${rows} rows`);
+    return key;
+  }
+
+  const clipFilters: [string, ClipFilters][] = [
+    ['no filter', {}],
+    ['is_featured=true', { isFeatured: true }],
+    ['is_featured=false', { isFeatured: false }],
+    ['a period', { period: { from: now - 730 * DAY, to: now } }],
+    ['is_featured and a period', { isFeatured: true, period: { from: now - 1460 * DAY, to: now } }],
+  ];
+  for (const selector of ['broadcaster_id', 'game_id'] as const) {
+    for (const [what, filters] of clipFilters) {
+      for (const where of ['first page', 'after', 'before'] as const) {
+        it(`clips by ${selector}, ${what}, ${where}: an index range scan, no sort`, async () => {
+          const query = { selector, value: sel[selector], ...filters };
+          const key = await keyInTheMiddle((page) => clipsPage(t.store.db, query, page));
+          const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, [where]: key };
+          const name = selector === 'broadcaster_id' ? 'broadcaster' : 'game';
+          const index =
+            filters.isFeatured === undefined ? `clips_${name}_views` : `clips_${name}_featured_views`;
+          assertRangeScan(
+            await plan(clipsPageQuery(t.store.db, query, page).compile()),
+            'clips',
+            index,
+            where !== 'first page',
+          );
+        });
+      }
+    }
+  }
+
+  it('page queries write their LIMIT into the SQL text, never as a bound parameter', async () => {
+    // SQLite's planner reads a bound LIMIT, and a statement whose plan read a bound value is
+    // prepared again each time that value is bound, which better-sqlite3 does on every run
+    // (src/store/page.ts, rowLimit).
+    const clips = { selector: 'game_id' as const, value: sel.game_id };
+    const key = await keyInTheMiddle((page) => clipsPage(t.store.db, clips, page));
+    const videos = { selector: 'user_id' as const, value: sel.user_id, sort: 'views' as const };
+    for (const q of [
+      clipsPageQuery(t.store.db, clips, { first: 20 }).compile(),
+      clipsPageQuery(t.store.db, clips, { first: 7, after: key }).compile(),
+      videosPageQuery(t.store.db, videos, { first: 100 }).compile(),
+    ])
+      assert.match(q.sql, /limit (21|8|101)$/, q.sql);
+  });
+
+  const videoFilters: [string, Partial<VideoQuery>][] = [
+    ['no filter', {}],
+    ['type', { type: 'archive' }],
+    ['language', { language: 'en' }],
+    ['a period', { since: now - 30 * DAY }],
+    ['language, type and period', { language: 'en', type: 'archive', since: now - 30 * DAY }],
+  ];
+  for (const selector of ['user_id', 'game_id'] as const) {
+    for (const sort of ['time', 'views', 'trending'] as const) {
+      for (const [what, filters] of videoFilters) {
+        for (const where of ['first page', 'after', 'before'] as const) {
+          it(`videos by ${selector}, sort=${sort}, ${what}, ${where}: an index range scan, no sort`, async () => {
+            const query = { selector, value: sel[selector], sort, ...filters };
+            const key = await keyInTheMiddle((page) => videosPage(t.store.db, query, page));
+            const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, [where]: key };
+            const name = selector === 'user_id' ? 'user' : 'game';
+            assertRangeScan(
+              await plan(videosPageQuery(t.store.db, query, page).compile()),
+              'videos',
+              `videos_${name}_${sort}`,
+              where !== 'first page',
+            );
+          });
+        }
+      }
+    }
+  }
+});

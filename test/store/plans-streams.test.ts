@@ -1,0 +1,202 @@
+// Query plans of GET /streams: every page shape (no filter; one or several users, games, languages;
+// their combinations; first page, after a cursor, before a cursor) is an index range or an ordered
+// walk of an index in the page's order, with no sort and no full read of a table, and the game
+// names come from primary-key probes of games, on SQLite (EXPLAIN QUERY PLAN) and on PostgreSQL
+// (plain EXPLAIN on a seeded, analyzed store; no planner switches). The SQL is what the route runs:
+// streamsPageQuery is the query streamsPage executes.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { type CompiledQuery, sql } from 'kysely';
+import type { PageQuery } from '../../src/store/page.ts';
+import { type StreamFilters, streamsPage, streamsPageQuery } from '../../src/store/streams.ts';
+import { userIdsByLogins } from '../../src/store/users.ts';
+import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { explain, middleKey } from './plans.ts';
+
+const LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'pt', 'ko'];
+
+forEachStore('query plans of /streams', (kind: StoreKind) => {
+  let t: TestApp;
+  let games: number[];
+  let users: number[];
+  /** the game of users[3]'s stream */
+  let userGame: number;
+
+  before(async () => {
+    t = await startTestApp(kind, { users: 3000 });
+    // A platform has many games and many live channels: 3,000 more games and 30,000 more live
+    // streams, spread over the games (a few big, a long tail) and the languages.
+    await t.store.db
+      .insertInto('games')
+      .values(
+        Array.from({ length: 3000 }, (_, i) => ({
+          id: 1_000_000 + i,
+          name: `Extra game ${i}`,
+          igdb_id: '',
+          owner_id: null,
+          viewer_count: 0,
+          stream_count: 0,
+        })),
+      )
+      .execute();
+    games = (await t.store.db.selectFrom('games').select('id').orderBy('id').execute()).map((g) => g.id);
+    const extra = Array.from({ length: 30_000 }, (_, i) => ({
+      id: 50_000_000_000 + i,
+      user_id: 90_000_000 + i,
+      game_id: games[i % 7 === 0 ? i % 5 : (i * 31) % games.length] as number,
+      title: `Extra stream ${i}`,
+      viewer_count: (i * 7919) % 5000,
+      language: LANGUAGES[i % LANGUAGES.length] as string,
+      started_at: 1_750_000_000,
+      tags: '[]',
+      is_mature: 0,
+    }));
+    for (let i = 0; i < extra.length; i += 2000)
+      await t.store.db
+        .insertInto('streams')
+        .values(extra.slice(i, i + 2000))
+        .execute();
+    const some = extra.filter((_, i) => i % 97 === 0);
+    users = some.map((s) => s.user_id);
+    userGame = (some[3] as (typeof some)[number]).game_id;
+    // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
+    if (kind === 'postgres') await sql`analyze streams, games, users`.execute(t.store.db);
+  });
+  after(() => t.close());
+
+  const plan = (q: CompiledQuery) => explain(kind, t.store.db, q);
+
+  /**
+   * streams is read through one of `indexes` (a range, or, for a first page with no selector, an
+   * ordered walk from the top), starting at the cursor's key when there is one; games by primary
+   * key; nothing else is read whole and nothing is sorted.
+   */
+  function assertPlan(lines: string[], indexes: readonly string[], o: { keyed: boolean; walk: boolean }) {
+    const text = lines.join('\n');
+    const names = indexes.join('|');
+    if (kind === 'sqlite') {
+      const search = new RegExp(`^SEARCH streams USING (COVERING )?INDEX (${names}) \\(`);
+      const walk = new RegExp(`^SCAN streams USING (COVERING )?INDEX (${names})$`);
+      assert.ok(
+        lines.some((l) => search.test(l) || (o.walk && walk.test(l))),
+        `expected ${names}:\n${text}`,
+      );
+      assert.ok(!lines.some((l) => l.startsWith('SCAN') && !(o.walk && walk.test(l))), `full scan:\n${text}`);
+      if (o.keyed)
+        assert.ok(
+          lines.some((l) => search.test(l) && /\)[<>]\(/.test(l)),
+          `no keyed range:\n${text}`,
+        );
+      assert.ok(
+        lines.some((l) => /^SEARCH games USING INDEX sqlite_autoindex_games_1 \(id=\?\)/.test(l)),
+        `games not probed by primary key:\n${text}`,
+      );
+      assert.doesNotMatch(text, /TEMP B-TREE/, `sort:\n${text}`);
+    } else {
+      assert.match(text, new RegExp(`Index (Only )?Scan (Backward )?using (${names}) on streams\\b`), text);
+      assert.match(text, /Index Scan using games_pkey on games/, `games not probed by primary key:\n${text}`);
+      assert.doesNotMatch(text, /Seq Scan/, `full scan:\n${text}`);
+      assert.doesNotMatch(text, /Sort|Bitmap|Hash/, `sort or unordered read:\n${text}`);
+      if (o.keyed) assert.match(text, /Index Cond: .*ROW\(/, `no keyed range:\n${text}`);
+    }
+  }
+
+  // The unique index on user_id (001) serves a one-user first page on SQLite, which knows it
+  // holds at most one row; streams_user_viewers serves the keyed pages and PostgreSQL.
+  const ONE_USER = ['streams_user_viewers', 'sqlite_autoindex_streams_2'];
+  const shapes: [string, () => StreamFilters, readonly string[]][] = [
+    ['no filter', () => ({}), ['streams_viewers']],
+    ['one game', () => ({ gameIds: [games[0] as number] }), ['streams_game_viewers']],
+    [
+      'one game, one language',
+      () => ({ gameIds: [games[0] as number], languages: ['de'] }),
+      ['streams_game_viewers'],
+    ],
+    [
+      'one game, several languages',
+      () => ({ gameIds: [games[1] as number], languages: ['de', 'fr'] }),
+      ['streams_game_viewers'],
+    ],
+    [
+      'one game, several users',
+      () => ({ gameIds: [games[2] as number], userIds: users }),
+      ['streams_game_viewers'],
+    ],
+    ['several games', () => ({ gameIds: games.slice(0, 40) }), ['streams_viewers']],
+    ['several rarely streamed games', () => ({ gameIds: games.slice(-3) }), ['streams_viewers']],
+    [
+      'several games, one language',
+      () => ({ gameIds: games.slice(0, 40), languages: ['ja'] }),
+      ['streams_language_viewers'],
+    ],
+    ['one language', () => ({ languages: ['de'] }), ['streams_language_viewers']],
+    ['several languages', () => ({ languages: ['de', 'fr', 'ko'] }), ['streams_viewers']],
+    ['one user', () => ({ userIds: [users[3] as number] }), ONE_USER],
+    ['one user, one game', () => ({ userIds: [users[3] as number], gameIds: [userGame] }), ONE_USER],
+    ['several users', () => ({ userIds: users.slice(0, 2) }), ['streams_viewers']],
+    ['100 users', () => ({ userIds: users.slice(0, 100) }), ['streams_viewers']],
+    [
+      '100 users, several languages',
+      () => ({ userIds: users.slice(0, 100), languages: ['de', 'en'] }),
+      ['streams_viewers'],
+    ],
+  ];
+
+  for (const [name, filters, indexes] of shapes)
+    for (const where of ['first page', 'after', 'before'] as const)
+      it(`${name}, ${where}: ${indexes[0]} in page order, games by primary key, no sort`, async () => {
+        const f = filters();
+        const { key } = await middleKey((page) => streamsPage(t.store.db, f, page));
+        const page: PageQuery =
+          where === 'first page'
+            ? { first: 20 }
+            : where === 'after'
+              ? { first: 20, after: key }
+              : { first: 20, before: key };
+        const lines = await plan(streamsPageQuery(t.store.db, f, page).compile());
+        assertPlan(lines, indexes, {
+          keyed: where !== 'first page',
+          walk: where === 'first page' && indexes[0] === 'streams_viewers',
+        });
+      });
+
+  it('a page writes its LIMIT into the SQL text and binds every filter value', async () => {
+    const q = streamsPageQuery(
+      t.store.db,
+      { gameIds: games.slice(0, 3), languages: ['de'] },
+      { first: 20 },
+    ).compile();
+    assert.match(q.sql, /limit 21$/);
+    assert.deepEqual(q.parameters, [...games.slice(0, 3), 'de']);
+  });
+
+  it('users named by login: one lookup through the unique index on users.login', async () => {
+    const logins = (await t.store.db.selectFrom('users').select('login').limit(50).execute()).map(
+      (u) => u.login,
+    );
+    let compiled: CompiledQuery | undefined;
+    const db = t.store.db.withPlugin({
+      transformQuery: (args) => {
+        compiled = t.store.db.getExecutor().compileQuery(args.node, args.queryId);
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    assert.equal((await userIdsByLogins(db, logins)).length, 50);
+    const text = (await plan(compiled as CompiledQuery)).join('\n');
+    if (kind === 'sqlite')
+      assert.match(
+        text,
+        /^SEARCH users USING (COVERING )?INDEX sqlite_autoindex_users_2 \(login=\?\)/m,
+        text,
+      );
+    // a set of rows, in no order: PostgreSQL may collect it as a bitmap of the index's matches
+    else
+      assert.match(
+        text,
+        /(Index (Only )?Scan using users_login_key on users|Bitmap Index Scan on users_login_key)/,
+        text,
+      );
+    assert.doesNotMatch(text, /Seq Scan|^SCAN/m, text);
+  });
+});
