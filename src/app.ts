@@ -38,6 +38,11 @@ export interface AppDeps {
   logger?: boolean;
   /** where rate-limit buckets live; default: Redis when config.redisUrl is set, else this process's memory */
   rateLimitStore?: RateLimitStore;
+  /**
+   * Called with the app before any route is added, so that hooks it adds see every route: the
+   * test suite checks every answer of every request against /openapi.json this way.
+   */
+  beforeRoutes?: (app: FastifyInstance) => void;
 }
 
 /** Builds the ready application; never listens (server.ts does, tests use inject). */
@@ -91,6 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Before the routes: the OpenAPI generator collects them as they are added.
   await registerDocs(app, deps.config);
+  deps.beforeRoutes?.(app);
 
   healthRoutes(app, ctx);
   oauthRoutes(app, ctx);

@@ -19,7 +19,7 @@ import { dayStart } from '../src/seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from '../src/seed/index.ts';
 import { openStore, type Store, type StoreOptions } from '../src/store/db.ts';
 import { migrateOrThrow } from '../src/store/migrate.ts';
-import { openApiChecker } from './openapi-check.ts';
+import { type OpenApiChecker, openApiChecker } from './openapi-check.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -146,12 +146,6 @@ function withClientId(headers: Record<string, string>, seed: SeedInfo | undefine
   return { ...headers, 'client-id': seed.demoClientId };
 }
 
-/** The path (and query) an inject request names. */
-const urlOf = (opts: InjectOptions): string => {
-  const u = opts.url ?? opts.path ?? '/';
-  return typeof u === 'string' ? u : (u.pathname ?? '/');
-};
-
 /** The real app on a fresh store of `kind`, seeded with the demo data (200 users by default). */
 export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Promise<TestApp> {
   const temp = await tempStore(kind);
@@ -168,19 +162,35 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     );
   }
   const seed = await readSeedInfo(temp.store);
+  // Every answer the app sends, whoever asked (inject, a socket, fetch, a client library), is
+  // checked against /openapi.json (test/openapi-check.ts) in an onSend hook. A mismatch is thrown
+  // by the `get`/`inject` that received it, and any other by `close`, which fails the test file.
+  let openApi: OpenApiChecker | undefined;
+  const mismatches: string[] = [];
   const app = await buildApp({
     config,
     store: temp.store,
     clock,
     secret: config.secret as string,
     logger: false,
+    beforeRoutes: (a) =>
+      a.addHook('onSend', async (req, reply, payload) => {
+        const body =
+          typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString() : '';
+        const answer = { statusCode: reply.statusCode, headers: reply.getHeaders(), body };
+        try {
+          openApi?.check(req.method, req.url, answer);
+        } catch (e) {
+          mismatches.push((e as Error).message);
+        }
+        return payload;
+      }),
   });
   const now = () => Math.floor(clock.now() / 1000);
-  const openApi = await openApiChecker(app);
-  // Every answer is checked against /openapi.json (test/openapi-check.ts).
-  const checked = async (method: string, url: string, res: Promise<LightMyRequestResponse>) => {
+  openApi = await openApiChecker(app);
+  const checked = async (res: Promise<LightMyRequestResponse>) => {
     const r = await res;
-    openApi.check(method, url, r);
+    if (mismatches.length) assert.fail(mismatches.splice(0).join('\n'));
     return r;
   };
   return {
@@ -191,8 +201,8 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     config,
     seed,
     get: (url, headers = {}) =>
-      checked('GET', url, app.inject({ method: 'GET', url, headers: withClientId(headers, seed) })),
-    inject: (opts) => checked(opts.method ?? 'GET', urlOf(opts), app.inject(opts)),
+      checked(app.inject({ method: 'GET', url, headers: withClientId(headers, seed) })),
+    inject: (opts) => checked(app.inject(opts)),
     async userToken(scopes = [], userId, ttl = 3600) {
       if (!seed) throw new Error('no demo data');
       const t = await mintToken(temp.store.db, {
@@ -219,6 +229,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     async close() {
       await app.close();
       await temp.drop();
+      if (mismatches.length) assert.fail(`answers that break /openapi.json:\n${mismatches.join('\n')}`);
     },
   };
 }

@@ -1,11 +1,12 @@
-// Every answer a test receives through startTestApp's `get`/`inject` is checked against the
-// OpenAPI document the app serves (/openapi.json): a documented route must answer a documented
-// status, with a body its schema accepts. The document is the one `@fastify/swagger` generates
+// Every answer a test app sends is checked against the OpenAPI document the app serves
+// (/openapi.json): a documented route must answer a documented status, with a body its schema
+// accepts. startTestApp checks in an onSend hook, so answers to raw sockets, fetch and the client
+// libraries are checked as well as those of its `get`/`inject`. The document is the one `@fastify/swagger` generates
 // from the routes' declarations, so this holds the declarations to what the code actually sends.
 import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { OPERATION_PREFIXES } from '../src/http/operation.ts';
 
 interface MediaType {
@@ -18,9 +19,16 @@ interface OpenApiDocument {
   paths: Record<string, Record<string, { responses: Record<string, ResponseObject> }>>;
 }
 
+/** What the check reads of an answer. */
+export interface Answer {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
 export interface OpenApiChecker {
   /** Throws an AssertionError naming the route and status when `res` is not what the document says. */
-  check(method: string, url: string, res: LightMyRequestResponse): void;
+  check(method: string, url: string, res: Answer): void;
   /** the documented paths (for tests that walk them) */
   document: OpenApiDocument;
 }
