@@ -84,6 +84,9 @@ function ruleOf(e: ShapeError): { field: string; rule: string } {
       const extra = String((p.additionalProperties as string[] | undefined)?.[0] ?? '');
       return { field: field ? `${field}.${extra}` : extra, rule: 'is not a field of this record' };
     }
+    // TypeBox reports a property that additionalProperties: false forbids at the property's path.
+    case 'boolean':
+      return { field, rule: 'is not a field of this record' };
     case 'type':
       return { field, rule: `must be of type ${p.type}` };
     case 'anyOf':
