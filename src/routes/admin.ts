@@ -78,6 +78,16 @@ function merge(kind: RecordKind, existing: object, patch: Record<string, unknown
   return { ...base, ...patch };
 }
 
+/** Writes the one record of a PUT or PATCH body over the existing one: its answer. */
+async function replaceOne(ctx: AppContext, kind: RecordKind, data: Record<string, unknown>) {
+  return {
+    data: await writeRecords(ctx.store, [{ kind: kind.kind, data, where: 'body' }], {
+      mode: 'replace',
+      echo: true,
+    }),
+  };
+}
+
 function kindRoutes(app: FastifyInstance, ctx: AppContext, kind: RecordKind): void {
   const base = `/${kind.plural}`;
   const one = `${base}/${kind.key.map((f) => `:${f}`).join('/')}`;
@@ -153,12 +163,7 @@ function kindRoutes(app: FastifyInstance, ctx: AppContext, kind: RecordKind): vo
     async handler(req) {
       keyOfPath(kind, req);
       const data = withPathKey(kind, req, bodyObject(kind, req.body));
-      return {
-        data: await writeRecords(ctx.store, [{ kind: kind.kind, data, where: 'body' }], {
-          mode: 'replace',
-          echo: true,
-        }),
-      };
+      return replaceOne(ctx, kind, data);
     },
   });
 
@@ -179,12 +184,7 @@ function kindRoutes(app: FastifyInstance, ctx: AppContext, kind: RecordKind): vo
       const existing = await readRecord(ctx.store, kind, key);
       if (!existing) throw notFound();
       const data = merge(kind, existing, patch);
-      return {
-        data: await writeRecords(ctx.store, [{ kind: kind.kind, data, where: 'body' }], {
-          mode: 'replace',
-          echo: true,
-        }),
-      };
+      return replaceOne(ctx, kind, data);
     },
   });
 
