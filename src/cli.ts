@@ -73,6 +73,10 @@ export function buildCli(): Command {
     .option('--users <n>', `demo data size for the first start, default 200 ${env('users')}`)
     .option('--skip-seed', `start with an empty store instead of demo data ${env('skipSeed')}`)
     .option(
+      '--admin-token <token>',
+      `bearer token of the admin API under /admin, at least 32 characters; unset: off ${env('adminToken')}`,
+    )
+    .option(
       '--log-level <level>',
       `fatal|error|warn|info|debug|trace|silent, default info ${env('logLevel')}`,
     )

@@ -31,6 +31,8 @@ export interface Config {
   /** don't seed demo data on the first start */
   readonly skipSeed: boolean;
   readonly logLevel: string;
+  /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
+  readonly adminToken: string | undefined;
 }
 
 export type ConfigInput = Partial<Record<keyof Config, string | number | boolean | undefined>>;
@@ -52,7 +54,11 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   users: 'HELIXD_USERS',
   skipSeed: 'HELIXD_SKIP_SEED',
   logLevel: 'HELIXD_LOG_LEVEL',
+  adminToken: 'HELIXD_ADMIN_TOKEN',
 };
+
+/** The shortest admin token accepted: long enough that guessing it is hopeless. */
+export const MIN_ADMIN_TOKEN = 32;
 
 export class ConfigError extends Error {}
 
@@ -134,6 +140,10 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const logLevel = String(pick('logLevel') ?? 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
+  const adminRaw = pick('adminToken');
+  const adminToken = adminRaw === undefined ? undefined : String(adminRaw);
+  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN)
+    throw new ConfigError(`${label('adminToken')}: must be at least ${MIN_ADMIN_TOKEN} characters`);
 
   return Object.freeze({
     port,
@@ -152,5 +162,6 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     users,
     skipSeed,
     logLevel,
+    adminToken,
   });
 }

@@ -7,6 +7,7 @@ import {
   runDdl,
 } from '../store/bulk.ts';
 import type { Store } from '../store/db.ts';
+import { recountLiveGames } from '../store/games.ts';
 import type { Database } from '../store/schema.ts';
 import { getSetting, setSetting } from '../store/settings.ts';
 import type { SeedOptions, SeedSummary } from './generate.ts';
@@ -56,6 +57,8 @@ export async function seedStore(store: Store, o: SeedOptions, run: SeedRun = {})
       run.onProgress?.(chunk.table, chunk.rows);
     });
     await runDdl(trx, deferred);
+    // The generator's games carry counts of their own, and the streams' triggers added theirs.
+    await recountLiveGames(trx);
     const info: SeedInfo = {
       ...o,
       demoUserId: summary.demoUserId,

@@ -58,22 +58,42 @@ export interface JsonRows {
   json: string;
 }
 
+/** Rows that replace the rows of the same key, but for the columns in `keep` (see `inserter`). */
+export interface Upsert {
+  key: readonly string[];
+  keep?: readonly string[];
+}
+
 /**
- * A writer of generated rows. Each chunk goes in as ONE statement with ONE parameter, the chunk as
- * a JSON array of row arrays, which the database unpacks itself (SQLite json_each, PostgreSQL
+ * A writer of rows. Each chunk goes in as ONE statement with ONE parameter, the chunk as a JSON
+ * array of row arrays, which the database unpacks itself (SQLite json_each, PostgreSQL
  * json_array_elements): a short SQL text prepared once per table instead of thousands of bound
  * values. Every value is an integer below 2^53, a string or null, so the JSON round trip is exact.
+ *
+ * `upsert`: the chunk's rows replace the rows with the same `key` (the columns of a primary key)
+ * instead of failing on them, except for the columns in `keep`, which only a new row takes. An
+ * upsert is an UPDATE of the existing row, so the triggers that keep derived data (migrations 004,
+ * 008) see an update, and rows that refer to it (a client's tokens) stay.
  */
 export function inserter(trx: Transaction<Database>, dialect: Dialect) {
   const texts = new Map<string, string>();
   const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
-  const textFor = async (table: string, columns: string[]): Promise<string> => {
-    let text = texts.get(table);
+  const textFor = async (table: string, columns: string[], upsert?: Upsert): Promise<string> => {
+    const cacheKey = `${table}\n${columns.join(',')}\n${upsert ? JSON.stringify(upsert) : ''}`;
+    let text = texts.get(cacheKey);
     if (text === undefined) {
       const list = columns.map(quote).join(',');
+      const conflict =
+        upsert === undefined
+          ? ''
+          : ` on conflict (${upsert.key.map(quote).join(',')}) do update set ${columns
+              .filter((c) => !upsert.key.includes(c) && !upsert.keep?.includes(c))
+              .map((c) => `${quote(c)} = excluded.${quote(c)}`)
+              .join(',')}`;
       if (dialect === 'sqlite') {
         const values = columns.map((_, i) => `value ->> ${i}`).join(',');
-        text = `insert into ${quote(table)} (${list}) select ${values} from json_each(?)`;
+        // `where true` parts an INSERT ... SELECT from its ON CONFLICT clause in SQLite's grammar.
+        text = `insert into ${quote(table)} (${list}) select ${values} from json_each(?)${conflict ? ` where true${conflict}` : ''}`;
       } else {
         // Each element is cast to its column's type, read from the catalog once per table.
         const r = await sql<{ name: string; type: string }>`
@@ -81,14 +101,14 @@ export function inserter(trx: Transaction<Database>, dialect: Dialect) {
           where attrelid = ${sql.lit(table)}::regclass and attnum > 0 and not attisdropped`.execute(trx);
         const typeOf = new Map(r.rows.map((c) => [c.name, c.type]));
         const values = columns.map((c, i) => `(e ->> ${i})::${typeOf.get(c) ?? 'text'}`).join(',');
-        text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e`;
+        text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e${conflict}`;
       }
-      texts.set(table, text);
+      texts.set(cacheKey, text);
     }
     return text;
   };
-  return async (chunk: JsonRows): Promise<void> => {
-    const text = await textFor(chunk.table, chunk.columns);
+  return async (chunk: JsonRows, upsert?: Upsert): Promise<void> => {
+    const text = await textFor(chunk.table, chunk.columns, upsert);
     await trx.executeQuery(CompiledQuery.raw(text, [chunk.json]));
   };
 }

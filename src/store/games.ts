@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { RECOUNT } from './migrations/008_game_live_counts.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, GameRow } from './schema.ts';
 
@@ -63,4 +64,13 @@ export async function gamesByLookup(db: Kysely<Database>, q: GameLookup): Promis
   addMatches(names, (r) => r.name);
   addMatches(igdbIds, (r) => r.igdb_id);
   return [...ordered];
+}
+
+/**
+ * Sets every game's viewer and stream counts from the streams table. Triggers keep them true on
+ * every write (migration 008); a bulk load that writes games with counts of their own (the demo
+ * generator) calls this once after, which costs one pass over the games.
+ */
+export async function recountLiveGames(db: Kysely<Database>): Promise<void> {
+  await sql.raw(RECOUNT).execute(db);
 }

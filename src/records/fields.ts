@@ -1,0 +1,118 @@
+// The field types records are made of, and how a field's wire value becomes a column value and
+// back. A record is the wire object of the matching GET: ids as strings of digits, instants as
+// RFC 3339 date-times, flags as booleans; the store keeps integers (src/store/schema.ts).
+import { type TSchema, Type } from 'typebox';
+import { rfc3339 } from '../clock.ts';
+import { readRfc3339 } from '../http/datetime.ts';
+import { ANALYTICS_FIRST_DAY } from '../reports/dates.ts';
+import { parseNumericId } from '../store/ids.ts';
+
+/** Why a field was refused: the rule, and the status (400 unless said). */
+export class FieldRule extends Error {
+  constructor(
+    readonly field: string,
+    readonly rule: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(`${field}: ${rule}`);
+  }
+}
+
+/** The rule of a pattern, for the messages of fields the schema refuses by pattern. */
+const PATTERN_RULES = new Map<string, string>();
+const patterned = (pattern: string, rule: string, description: string) => {
+  PATTERN_RULES.set(pattern, rule);
+  return Type.String({ pattern, description });
+};
+export const ruleOfPattern = (pattern: string): string | undefined => PATTERN_RULES.get(pattern);
+
+const NUMERIC_ID = '^(0|[1-9][0-9]{0,15})$';
+const ID_RULE = 'must be a string of digits without a leading zero, below 2^53 (a numeric id)';
+
+/** A numeric id (users, games, videos, streams): digits on the wire, an integer in the store. */
+export const numericId = (description: string) => patterned(NUMERIC_ID, ID_RULE, description);
+/** A numeric id that may be absent, written "" as the wire writes it (a clip's video_id). */
+export const optionalId = (description: string) =>
+  patterned('^(|0|[1-9][0-9]{0,15})$', `must be "" or ${ID_RULE.replace('must be ', '')}`, description);
+/** A text id (clips, markers, clients, extensions): letters, digits, "-" and "_". */
+export const textId = (description: string) =>
+  patterned('^[A-Za-z0-9_-]{1,100}$', 'must be 1 to 100 letters, digits, "-" or "_"', description);
+export const uuid = (description: string) =>
+  patterned(
+    '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+    'must be a UUID in lower case',
+    description,
+  );
+export const login = patterned(
+  '^[a-z0-9_]{1,25}$',
+  'must be 1 to 25 lower-case letters, digits or "_"',
+  'The login name, unique among users',
+);
+export const dateTime = (description: string) =>
+  Type.String({ format: 'date-time', description: `${description}; RFC 3339, 1970 to 9999, whole seconds` });
+export const day = Type.String({
+  format: 'date',
+  description: `The day, YYYY-MM-DD (UTC), from ${ANALYTICS_FIRST_DAY} on`,
+});
+
+/** The largest value of an `integer` column on PostgreSQL (int4). */
+export const MAX_INT = 2_147_483_647;
+export const count = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_INT, description });
+export const text = (description: string) => Type.String({ description });
+export const name = (description: string) => Type.String({ minLength: 1, description });
+
+export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** The latest instant an RFC 3339 date-time of four-digit years can write: 9999-12-31T23:59:59Z. */
+const LAST_SECOND = 253_402_300_799;
+
+/** Field readers: wire value -> column value, or a FieldRule naming the field. */
+export const read = {
+  id(field: string, v: string): number {
+    const n = parseNumericId(v);
+    if (n === undefined) throw new FieldRule(field, ID_RULE);
+    return n;
+  },
+  optionalId(field: string, v: string): number | null {
+    return v === '' ? null : read.id(field, v);
+  },
+  instant(field: string, v: string): number {
+    const t = readRfc3339(v);
+    if (t === undefined)
+      throw new FieldRule(field, 'must be an RFC 3339 date-time such as 2026-06-01T00:00:00Z');
+    if (t.hasFraction) throw new FieldRule(field, 'must be a whole second (the store keeps seconds)');
+    if (t.seconds < 0 || t.seconds > LAST_SECOND)
+      throw new FieldRule(field, 'must be from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z');
+    return t.seconds;
+  },
+  day(field: string, v: string): string {
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+    const d = m ? new Date(`${v}T00:00:00Z`) : undefined;
+    if (!d || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v)
+      throw new FieldRule(field, 'must be a day written YYYY-MM-DD');
+    if (v < ANALYTICS_FIRST_DAY)
+      throw new FieldRule(field, `must not be before ${ANALYTICS_FIRST_DAY}, where analytics data starts`);
+    return v;
+  },
+  flag: (v: boolean): number => (v ? 1 : 0),
+  /** A number of hours to 2 decimals, kept in whole minutes: what the report shows, exactly. */
+  hours(field: string, v: number): number {
+    const minutes = Math.round(v * 60);
+    if (minutes > MAX_INT) throw new FieldRule(field, `must be at most ${Math.floor(MAX_INT / 60)} hours`);
+    if (write.hours(minutes) !== v)
+      throw new FieldRule(
+        field,
+        'must be a whole number of minutes in hours to 2 decimals, as the report writes it (0.02 for 1 minute)',
+      );
+    return minutes;
+  },
+};
+
+/** Field writers: column value -> wire value. */
+export const write = {
+  id: (n: number): string => String(n),
+  optionalId: (n: number | null): string => (n === null ? '' : String(n)),
+  instant: (t: number): string => rfc3339(t),
+  flag: (n: number): boolean => n === 1,
+  hours: (minutes: number): number => Number((minutes / 60).toFixed(2)),
+};

@@ -1,0 +1,337 @@
+// The one write path of records: the admin API and `helixd import` hand records here and nowhere
+// else. A call validates every record (shape, rules, references, keys), writes them, and keeps the
+// derived data true through the store's triggers (subscription totals: migration 004; the games'
+// live counts: migration 008). A call is one transaction (or runs inside the caller's): a refusal
+// anywhere leaves the store as it was.
+import type { Transaction } from 'kysely';
+import { Compile } from 'typebox/compile';
+import { HelixError } from '../http/errors.ts';
+import { inserter } from '../store/bulk.ts';
+import type { Store } from '../store/db.ts';
+import {
+  anyRowNames,
+  deleteByKey,
+  deleteUserGrants,
+  existingKeys,
+  isUniqueViolation,
+  type KeyValue,
+  keyText,
+  rowByKey,
+  rowsWhereIn,
+} from '../store/records.ts';
+import type { Database } from '../store/schema.ts';
+import { FieldRule, ruleOfPattern } from './fields.ts';
+import { RECORD_KINDS, type RecordKind, type Row, recordKind } from './kinds.ts';
+
+export interface RecordInput {
+  /** the record kind's name (RecordKind.kind) */
+  kind: string;
+  data: unknown;
+  /** how an error names the record: 'line 12', 'body[3]' */
+  where: string;
+}
+
+export type WriteMode = 'create' | 'replace' | 'upsert';
+
+export interface WriteOptions {
+  /** create: the key must be new (409). replace: it must exist (404). upsert: either. */
+  mode: WriteMode;
+  /** write inside this transaction (the caller commits or rolls back) instead of one of its own */
+  trx?: Transaction<Database>;
+  /** return the records as written (as reading them back would give them); default: none */
+  echo?: boolean;
+}
+
+/** A refused record: `<where>: <kind> <field>: <rule>`, answered in the Helix error body. */
+export class RecordError extends HelixError {
+  constructor(
+    status: 400 | 404 | 409,
+    readonly where: string,
+    readonly kind: string,
+    readonly field: string,
+    readonly rule: string,
+  ) {
+    super(status, `${where}: ${kind} ${field}: ${rule}`);
+  }
+}
+
+const checkers = new Map(RECORD_KINDS.map((k) => [k.kind, Compile(k.schema)]));
+
+interface ShapeError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+/** `/muted_segments/0/duration` -> `muted_segments[0].duration` */
+const fieldOf = (path: string): string =>
+  path
+    .split('/')
+    .slice(1)
+    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
+    .join('');
+
+function ruleOf(e: ShapeError): { field: string; rule: string } {
+  const field = fieldOf(e.instancePath);
+  const p = e.params;
+  switch (e.keyword) {
+    case 'required': {
+      const missing = String((p.requiredProperties as string[] | undefined)?.[0] ?? '');
+      return { field: field ? `${field}.${missing}` : missing, rule: 'is required' };
+    }
+    case 'additionalProperties': {
+      const extra = String((p.additionalProperties as string[] | undefined)?.[0] ?? '');
+      return { field: field ? `${field}.${extra}` : extra, rule: 'is not a field of this record' };
+    }
+    // TypeBox reports a property that additionalProperties: false forbids at the property's path.
+    case 'boolean':
+      return { field, rule: 'is not a field of this record' };
+    case 'type':
+      return { field, rule: `must be of type ${p.type}` };
+    case 'anyOf':
+      return { field, rule: 'must be null or a value of the documented type' };
+    case 'pattern':
+      return { field, rule: ruleOfPattern(String(p.pattern)) ?? e.message };
+    case 'enum':
+      return {
+        field,
+        rule: `must be one of ${(p.values as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+      };
+    case 'minLength':
+      return { field, rule: p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters` };
+    case 'minimum':
+    case 'maximum':
+      return { field, rule: `must be ${p.comparison} ${p.limit}` };
+    case 'format':
+      return {
+        field,
+        rule:
+          p.format === 'date'
+            ? 'must be a day written YYYY-MM-DD'
+            : 'must be an RFC 3339 date-time such as 2026-06-01T00:00:00Z',
+      };
+    default:
+      return { field, rule: e.message };
+  }
+}
+
+/** A record checked and turned into its row, with its key (values of the kind's keyColumns). */
+export interface PreparedRecord {
+  input: RecordInput;
+  kind: RecordKind;
+  row: Row;
+  key: KeyValue[];
+}
+
+/** Checks one record's shape and rules (not the store): its row, or a 400 naming the field. */
+export function prepareRecord(input: RecordInput): PreparedRecord {
+  const kind = recordKind(input.kind);
+  const fail = (field: string, rule: string, status: 400 | 404 | 409 = 400) =>
+    new RecordError(status, input.where, kind?.kind ?? 'record', field, rule);
+  if (!kind)
+    throw fail(
+      'kind',
+      `must be one of ${RECORD_KINDS.map((k) => k.kind).join(', ')}: ${JSON.stringify(input.kind)} is not`,
+    );
+  const data = input.data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw fail('data', 'must be a JSON object');
+  for (const f of Object.keys(data)) {
+    if (kind.derived.includes(f)) throw fail(f, 'is derived by the server: leave it out');
+    if (!(f in kind.schema.properties)) throw fail(f, `is not a field of a ${kind.kind} record`);
+  }
+  const checker = checkers.get(kind.kind);
+  if (checker && !checker.Check(data)) {
+    const first = checker.Errors(data)[0] as ShapeError | undefined;
+    const { field, rule } = first ? ruleOf(first) : { field: 'data', rule: 'is malformed' };
+    throw fail(field || 'data', rule);
+  }
+  let row: Row;
+  try {
+    // toRow reads the record; a copy keeps the caller's object as given.
+    row = kind.toRow(structuredClone(data) as never);
+  } catch (err) {
+    if (err instanceof FieldRule) throw fail(err.field, err.rule, err.status);
+    throw err;
+  }
+  return { input, kind, row, key: kind.keyColumns.map((c) => row[c] as KeyValue) };
+}
+
+const keyField = (kind: RecordKind) => kind.key.join('+');
+const keyValues = (r: PreparedRecord) => r.key.map((v) => String(v)).join(', ');
+
+/** Writes records of one kind (consecutive items of a call), after checking them against the store. */
+async function writeRun(
+  trx: Transaction<Database>,
+  run: PreparedRecord[],
+  mode: WriteMode,
+  insert: ReturnType<typeof inserter>,
+): Promise<void> {
+  const kind = (run[0] as PreparedRecord).kind;
+  const refuse = (r: PreparedRecord, status: 400 | 404 | 409, field: string, rule: string) =>
+    new RecordError(status, r.input.where, kind.kind, field, rule);
+
+  const seen = new Map<string, PreparedRecord>();
+  for (const r of run) {
+    const k = keyText(r.key);
+    const earlier = seen.get(k);
+    if (earlier)
+      throw refuse(r, 409, keyField(kind), `repeats the key of ${earlier.input.where} (${keyValues(r)})`);
+    seen.set(k, r);
+  }
+
+  const existing = await existingKeys(
+    trx,
+    kind.table,
+    kind.keyColumns,
+    run.map((r) => r.key),
+  );
+  for (const r of run) {
+    const exists = existing.has(keyText(r.key));
+    if (mode === 'create' && exists)
+      throw refuse(r, 409, keyField(kind), `a ${kind.kind} with this key (${keyValues(r)}) already exists`);
+    if (mode === 'replace' && !exists)
+      throw refuse(r, 404, keyField(kind), `no ${kind.kind} has this key (${keyValues(r)})`);
+  }
+
+  for (const u of kind.unique) {
+    const holders = new Map<string, PreparedRecord>();
+    for (const r of run) {
+      const v = String(r.row[u.column]);
+      const other = holders.get(v);
+      if (other) throw refuse(r, 409, u.field, `repeats the ${u.field} of ${other.input.where} (${v})`);
+      holders.set(v, r);
+    }
+    const taken = await rowsWhereIn(
+      trx,
+      kind.table,
+      u.column,
+      run.map((r) => r.row[u.column] as KeyValue),
+      kind.keyColumns,
+    );
+    for (const row of taken) {
+      const r = holders.get(String(row[u.column])) as PreparedRecord;
+      const holderKey = kind.keyColumns.map((c) => row[c]);
+      if (keyText(holderKey) !== keyText(r.key))
+        throw refuse(r, 409, u.field, `${row[u.column]} is taken by ${kind.kind} ${holderKey.join(', ')}`);
+    }
+  }
+
+  for (const ref of kind.refs) {
+    const target = recordKind(ref.kind) as RecordKind;
+    const values = [...new Set(run.map((r) => r.row[ref.column]).filter((v) => v !== null))] as KeyValue[];
+    if (values.length === 0) continue;
+    const col = target.keyColumns[0] as string;
+    const found = new Set((await rowsWhereIn(trx, target.table, col, values, [])).map((row) => row[col]));
+    for (const r of run) {
+      const v = r.row[ref.column];
+      if (v !== null && !found.has(v))
+        throw refuse(
+          r,
+          404,
+          ref.field,
+          `names no ${target.kind} (${v}): ${target.plural} must exist before the records that name them`,
+        );
+    }
+  }
+
+  const first = run[0] as PreparedRecord;
+  const insertOnly = kind.insertOnly ?? {};
+  const columns = [...Object.keys(first.row), ...Object.keys(insertOnly)];
+  const extra = Object.values(insertOnly);
+  const json = JSON.stringify(run.map((r) => [...Object.values(r.row), ...extra]));
+  try {
+    await insert(
+      { table: kind.table, columns, json },
+      mode === 'create' ? undefined : { key: kind.order, keep: Object.keys(insertOnly) },
+    );
+  } catch (err) {
+    // Another writer took a key or a unique value between the checks above and the insert.
+    if (isUniqueViolation(err))
+      throw refuse(first, 409, keyField(kind), 'conflicts with a record written at the same time: try again');
+    throw err;
+  }
+}
+
+/** Items written per statement: runs of one kind are cut to this size. */
+const RUN_SIZE = 5000;
+
+/**
+ * Validates and writes `items` in order: a record may name records written before it in the same
+ * call. All of them or none: the first refusal throws a RecordError and nothing is written.
+ */
+export async function writeRecords(
+  store: Store,
+  items: readonly RecordInput[],
+  opts: WriteOptions,
+): Promise<object[]> {
+  const prepared = items.map(prepareRecord);
+  const write = async (trx: Transaction<Database>) => {
+    const insert = inserter(trx, store.dialect);
+    let run: PreparedRecord[] = [];
+    for (const r of prepared) {
+      if (run.length > 0 && (run[0]?.kind !== r.kind || run.length >= RUN_SIZE)) {
+        await writeRun(trx, run, opts.mode, insert);
+        run = [];
+      }
+      run.push(r);
+    }
+    if (run.length > 0) await writeRun(trx, run, opts.mode, insert);
+  };
+  if (opts.trx) await write(opts.trx);
+  else await store.db.transaction().execute(write);
+  return opts.echo ? prepared.map((r) => r.kind.fromRow(r.row)) : [];
+}
+
+/**
+ * The key of a record of `kind` from its text form (admin path segments, in `kind.key` order), as
+ * values of its keyColumns; a 400 naming the field when a numeric id is not one.
+ */
+export function keyFromText(kind: RecordKind, parts: readonly string[], where: string): KeyValue[] {
+  if (parts.length !== kind.key.length)
+    throw new RecordError(400, where, kind.kind, keyField(kind), `takes ${kind.key.length} path segment(s)`);
+  return kind.keyColumns.map((c, i) => {
+    const text = parts[i] as string;
+    if (!kind.numericKey.includes(c)) return text;
+    const n = /^(0|[1-9][0-9]{0,15})$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(n))
+      throw new RecordError(400, where, kind.kind, kind.key[i] as string, 'must be a numeric id');
+    return n;
+  });
+}
+
+/** The record of `kind` with this key (keyColumns values), or undefined. */
+export async function readRecord(
+  store: Store,
+  kind: RecordKind,
+  key: readonly KeyValue[],
+): Promise<object | undefined> {
+  const row = await rowByKey(store.db, kind.table, kind.keyColumns, key);
+  return row && kind.fromRow(row);
+}
+
+/**
+ * Deletes the record of `kind` with this key. A record that others still name is a 409 naming
+ * them (delete those first); a user's tokens and authorization codes go with the user, and a
+ * client's with the client.
+ */
+export async function deleteRecord(
+  store: Store,
+  kind: RecordKind,
+  key: readonly KeyValue[],
+  where: string,
+): Promise<void> {
+  const refuse = (status: 404 | 409, rule: string) =>
+    new RecordError(status, where, kind.kind, keyField(kind), rule);
+  await store.db.transaction().execute(async (trx) => {
+    if (!(await rowByKey(trx, kind.table, kind.keyColumns, key)))
+      throw refuse(404, `no ${kind.kind} has this key (${key.join(', ')})`);
+    for (const other of RECORD_KINDS)
+      for (const ref of other.refs)
+        if (ref.kind === kind.kind && (await anyRowNames(trx, other.table, ref.column, key[0] as KeyValue)))
+          throw refuse(409, `is named by ${other.plural} (${ref.field}): delete or change those first`);
+    if (kind.kind === 'user') await deleteUserGrants(trx, key[0] as number);
+    await deleteByKey(trx, kind.table, kind.keyColumns, key);
+  });
+}
