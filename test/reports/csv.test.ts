@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
 
-// The figures of a game report add up with the data they are drawn from: Clips Created is what
-// GET /clips lists.
+// The figures of a game report add up: with the data they are drawn from (Clips Created is what
+// GET /clips lists), and with each other (no one watches more than was broadcast).
 
 const DAY_MS = 86_400_000;
 const addDays = (day: string, n: number) =>
@@ -140,6 +140,33 @@ forEachStore('game report figures that add up', (store: StoreKind) => {
           )
           .execute();
       }
+    });
+  });
+
+  // The rule: minutes_watched <= unique_viewers * minutes_broadcast. A unique viewer can watch at
+  // most every broadcast of the game that day, from start to end, so the minutes all of them watch
+  // are at most their number times the minutes broadcast (per viewer, not per view: views count a
+  // viewer again each time they come back, and so can exceed it). The CSV shows hours rounded to
+  // 2 decimals, each off by at most 0.005: the rule in its figures is HW - 0.005 <= UV * (HB + 0.005).
+  describe('Hours Watched', () => {
+    it('is never more than unique viewers x hours broadcast, on any row of any demo game report', async () => {
+      let rows = 0;
+      for (const g of games) {
+        for (const r of await report(g)) {
+          const watched = Number(r['Hours Watched']);
+          const bound = Number(r['Unique Viewers']) * (Number(r['Hours Broadcast']) + 0.005) + 0.005;
+          assert.ok(watched <= bound, `game ${g.id}, ${r.Date}: ${JSON.stringify(r)}`);
+          if (watched > 0) rows++;
+        }
+      }
+      assert.ok(rows > 1000, 'rows with hours watched');
+    });
+
+    it('holds exactly, in minutes, for every stored day of every game', async () => {
+      const days = await t.store.db.selectFrom('game_days').selectAll().execute();
+      assert.ok(days.length > 1000);
+      const over = days.filter((d) => d.minutes_watched > d.unique_viewers * d.minutes_broadcast);
+      assert.deepEqual(over, []);
     });
   });
 });
