@@ -7,13 +7,16 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 //
 // Counted at read time over this index rather than kept by triggers (as subscription_totals is):
 // - a report is one range scan per 500 days of the covering index (game_id, created_at), its cost
-//   the number of the game's clips in those days. Measured on SQLite: the biggest game of a
-//   20,000-user demo store (17,000 clips over 14 years) counts in ~20 ms for its whole life, ~4 ms
-//   per 500-day chunk; the CSV is streamed chunk by chunk, so even a game with millions of clips
-//   starts answering at once;
+//   the number of the game's clips in those days. Measured with bench/report.ts (a whole
+//   2018-2026 report, 3,216 rows) on a 20,000-user store: the game with the most clips (17,000)
+//   ~26 ms on SQLite, ~30-50 ms on PostgreSQL; an owned game with 3,500 clips 16 -> 27 ms on SQLite
+//   and 34 -> 39 ms on PostgreSQL against the stored count. On 100,000 users (1M clips) the game
+//   with the most clips (57,000) takes 50-76 ms on SQLite (a loaded machine). The CSV is streamed
+//   500 days at a time, so even a game with millions of clips starts answering at once;
 // - clips are written far more often than reports are read, and in bulk (seeding, import of
-//   millions of clips): a row trigger upserting a per-day counter measured ~1.8x the cost of this
-//   index on SQLite inserts, and would have to follow every change of a clip's game or time.
+//   millions of clips). 200,000 clip inserts on SQLite (a loaded machine, so roughly): ~6.5 s with
+//   neither, ~8 s with this index, ~12 s with a row trigger upserting per-(game, day) counters,
+//   which would also have to follow every change of a clip's game or time.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('clips_game_time').on('clips').columns(['game_id', 'created_at']).execute();
   await db.schema.alterTable('game_days').dropColumn('clips_created').execute();
