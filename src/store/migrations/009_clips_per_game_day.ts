@@ -6,19 +6,26 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // disagree with the clips and is dropped.
 //
 // Counted at read time over this index rather than kept by triggers (as subscription_totals is):
-// - a report is one range scan per 500 days of the covering index (game_id, created_at), its cost
-//   the number of the game's clips in those days. Measured with bench/report.ts (a whole
-//   2018-2026 report, 3,216 rows) on a 20,000-user store: the game with the most clips (17,000)
-//   ~26 ms on SQLite, ~30-50 ms on PostgreSQL; an owned game with 3,500 clips 16 -> 27 ms on SQLite
-//   and 34 -> 39 ms on PostgreSQL against the stored count. On 100,000 users (1M clips) the game
-//   with the most clips (57,000) takes 50-76 ms on SQLite (a loaded machine). The CSV is streamed
-//   500 days at a time, so even a game with millions of clips starts answering at once;
+// - a report is one range scan per 500 days of the index, its cost the number of the game's clips in
+//   those days. Measured with bench/report.ts (a whole 2018-2026 report, 3,216 rows) on a
+//   20,000-user store: the game with the most clips (17,000) ~26 ms on SQLite, ~30-50 ms on
+//   PostgreSQL; an owned game with 3,500 clips 16 -> 27 ms on SQLite and 34 -> 39 ms on PostgreSQL
+//   against the stored count. On 100,000 users (1M clips) the game with the most clips (57,000)
+//   takes 50-76 ms on SQLite (a loaded machine). The CSV is streamed 500 days at a time, so even a
+//   game with millions of clips starts answering at once;
 // - clips are written far more often than reports are read, and in bulk (seeding, import of
 //   millions of clips). 200,000 clip inserts on SQLite (a loaded machine, so roughly): ~6.5 s with
-//   neither, ~8 s with this index, ~12 s with a row trigger upserting per-(game, day) counters,
-//   which would also have to follow every change of a clip's game or time.
+//   neither, ~8 s with an index, ~12 s with a row trigger upserting per-(game, day) counters, which
+//   would also have to follow every change of a clip's game or time.
+//
+// The index is keyed by the day number (created_at / 86400, what the count groups by), so the
+// count reads it in grouping order without a sort; created_at last makes it covering on PostgreSQL
+// too (an index-only scan needs the column the expression reads). A plain (game_id, created_at)
+// index would also offer GET /clips by game with a period a created_at range, and SQLite took it
+// there and sorted the range by views (test/store/plans-clips-videos.test.ts) instead of walking
+// clips_game_views in page order.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createIndex('clips_game_time').on('clips').columns(['game_id', 'created_at']).execute();
+  await sql`create index clips_game_day on clips (game_id, (created_at / 86400), created_at)`.execute(db);
   await db.schema.alterTable('game_days').dropColumn('clips_created').execute();
 }
 
@@ -39,5 +46,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
       select count(*) from clips
       where clips.game_id = game_days.game_id
         and clips.created_at >= ${dayStart} and clips.created_at < ${dayStart} + 86400)`.execute(db);
-  await db.schema.dropIndex('clips_game_time').execute();
+  await db.schema.dropIndex('clips_game_day').execute();
 }
