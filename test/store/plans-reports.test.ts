@@ -8,21 +8,14 @@ import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { clipsCreatedPerDay, reportDays } from '../../src/store/analytics.ts';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { queryPlans } from './plans.ts';
+import { gameWithMostClips, queryPlans } from './plans.ts';
 
 forEachStore('query plans of the report download', (kind: StoreKind) => {
   let t: TestApp;
   let game: string;
   before(async () => {
     t = await startTestApp(kind, { users: 3000 });
-    // the game with the most clips: the longest range to count
-    const top = await t.store.db
-      .selectFrom('clips')
-      .select((eb) => ['game_id', eb.fn.countAll().as('n')])
-      .groupBy('game_id')
-      .orderBy('n', 'desc')
-      .executeTakeFirstOrThrow();
-    game = String(top.game_id);
+    game = String(await gameWithMostClips(t.store.db));
     // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
     if (kind === 'postgres') await sql`analyze clips, game_days`.execute(t.store.db);
   });
