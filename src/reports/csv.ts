@@ -3,13 +3,21 @@
 // It is produced as a stream of chunks read from the store `CHUNK_DAYS` days at a time, so a report
 // over many years is never held in memory whole.
 import type { Kysely } from 'kysely';
-import { type ReportDayRow, type ReportKind, type ReportSubject, reportDays } from '../store/analytics.ts';
+import { clipsCreatedPerDay, type ReportKind, type ReportSubject, reportDays } from '../store/analytics.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from '../store/schema.ts';
 import { addDays } from './dates.ts';
 import type { ReportSpec } from './signing.ts';
 
 /** Days read per store query and written per chunk. */
 export const CHUNK_DAYS = 500;
+
+/**
+ * A day of a game report: the stored figures, and the clips of the game created that day, counted
+ * from the clips themselves so that the report agrees with GET /clips whoever wrote them.
+ */
+export type GameReportDay = GameDayRow & { clips_created: number };
+
+type ReportRow<K extends ReportKind> = K extends 'games' ? GameReportDay : ExtensionDayRow;
 
 type Cell = string | number;
 
@@ -26,7 +34,7 @@ const ratio = (num: number, den: number, digits: number): number =>
   den === 0 ? 0 : Number((num / den).toFixed(digits));
 
 /** overview_v2 columns of a game report (production publishes none; helixd's own set, docs/api.md). */
-export const GAME_COLUMNS: readonly Column<GameDayRow>[] = [
+export const GAME_COLUMNS: readonly Column<GameReportDay>[] = [
   ['Date', (d) => d],
   ['Game Name', (_d, s) => s.name],
   ['Game ID', (_d, s) => s.id],
@@ -60,9 +68,53 @@ export const EXTENSION_COLUMNS: readonly Column<ExtensionDayRow>[] = [
 
 const COLUMNS = { games: GAME_COLUMNS, extensions: EXTENSION_COLUMNS } as const;
 
-function columnsOf<K extends ReportKind>(kind: K): readonly Column<ReportDayRow<K>>[] {
-  return COLUMNS[kind] as readonly Column<ReportDayRow<K>>[];
+function columnsOf<K extends ReportKind>(kind: K): readonly Column<ReportRow<K>>[] {
+  return COLUMNS[kind] as readonly Column<ReportRow<K>>[];
 }
+
+type Range = { from: string; to: string };
+
+/** A game's report rows of the days in `range`, by day. */
+async function gameDays(db: Kysely<Database>, id: string, range: Range): Promise<Map<string, GameReportDay>> {
+  const [stored, clips] = await Promise.all([
+    reportDays(db, 'games', id, range),
+    clipsCreatedPerDay(db, id, range),
+  ]);
+  const days = new Map(stored.map((r) => [r.day, { ...r, clips_created: clips.get(r.day) ?? 0 }]));
+  // A day with clips but no stored figures (a gap in the platform's data, or clips written without
+  // analytics) still reports its clips, its other figures zeros as on any day without data.
+  for (const [day, n] of clips)
+    if (!days.has(day)) days.set(day, { ...noGameData(Number(id), day), clips_created: n });
+  return days;
+}
+
+function noGameData(game_id: number, day: string): GameDayRow {
+  return {
+    game_id,
+    day,
+    views: 0,
+    unique_viewers: 0,
+    minutes_watched: 0,
+    broadcasters: 0,
+    minutes_broadcast: 0,
+    follows: 0,
+  };
+}
+
+async function extensionDays(
+  db: Kysely<Database>,
+  id: string,
+  range: Range,
+): Promise<Map<string, ExtensionDayRow>> {
+  return new Map((await reportDays(db, 'extensions', id, range)).map((r) => [r.day, r]));
+}
+
+const DAYS: {
+  [K in ReportKind]: (db: Kysely<Database>, id: string, range: Range) => Promise<Map<string, ReportRow<K>>>;
+} = {
+  games: gameDays,
+  extensions: extensionDays,
+};
 
 /** One RFC 4180 field. */
 export function csvField(v: Cell): string {
@@ -81,8 +133,9 @@ export function reportFileName(r: ReportSpec): string {
 }
 
 /**
- * The CSV text in chunks: the header, then rows for every day from `r.start` to `r.end`. Days the
- * store has no row for (the platform's gaps) are rows of zeros, so there is exactly one row per day.
+ * The CSV text in chunks: the header, then rows for every day from `r.start` to `r.end`, read and
+ * written `CHUNK_DAYS` days at a time. Days the store has no row for (the platform's gaps) are rows
+ * of zeros, so there is exactly one row per day.
  */
 export async function* reportCsv<K extends ReportKind>(
   db: Kysely<Database>,
@@ -90,36 +143,20 @@ export async function* reportCsv<K extends ReportKind>(
   subject: ReportSubject,
 ): AsyncGenerator<string> {
   const columns = columnsOf(r.kind);
+  const days = DAYS[r.kind] as (
+    db: Kysely<Database>,
+    id: string,
+    range: Range,
+  ) => Promise<Map<string, ReportRow<K>>>;
   yield csvLine(columns.map(([h]) => h));
-  const row = (day: string, data: ReportDayRow<K> | undefined) =>
-    csvLine(columns.map(([, value]) => value(day, subject, data)));
-  let next = r.start; // the next day to write
-  let after: string | undefined;
-  let lines: string[] = [];
-  const flush = () => {
-    const text = lines.join('');
-    lines = [];
-    return text;
-  };
-  for (;;) {
-    const rows = await reportDays(db, r.kind, r.id, { from: r.start, to: r.end, after }, CHUNK_DAYS);
-    for (const data of rows) {
-      for (; next < data.day; next = addDays(next, 1)) {
-        lines.push(row(next, undefined));
-        // a long gap is written in bounded chunks too
-        if (lines.length >= CHUNK_DAYS) yield flush();
-      }
-      lines.push(row(data.day, data));
-      next = addDays(data.day, 1);
-    }
-    if (lines.length) yield flush();
-    const last = rows[rows.length - 1];
-    if (rows.length < CHUNK_DAYS || !last) break;
-    after = last.day;
+  for (let from = r.start; from <= r.end; ) {
+    const last = addDays(from, CHUNK_DAYS - 1);
+    const to = last < r.end ? last : r.end;
+    const data = await days(db, r.id, { from, to });
+    const lines: string[] = [];
+    for (let day = from; day <= to; day = addDays(day, 1))
+      lines.push(csvLine(columns.map(([, value]) => value(day, subject, data.get(day)))));
+    yield lines.join('');
+    from = addDays(to, 1);
   }
-  for (; next <= r.end; next = addDays(next, 1)) {
-    lines.push(row(next, undefined));
-    if (lines.length >= CHUNK_DAYS) yield flush();
-  }
-  if (lines.length) yield flush();
 }

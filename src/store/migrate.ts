@@ -8,6 +8,7 @@ import * as m005 from './migrations/005_users_games_lookup.ts';
 import * as m006 from './migrations/006_streams_listing.ts';
 import * as m007 from './migrations/007_moderators.ts';
 import * as m008 from './migrations/008_game_live_counts.ts';
+import * as m009 from './migrations/009_clips_per_game_day.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '006_streams_listing': m006,
   '007_moderators': m007,
   '008_game_live_counts': m008,
+  '009_clips_per_game_day': m009,
 };
 
 /**

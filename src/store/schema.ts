@@ -198,7 +198,6 @@ export interface GameDaysTable {
   minutes_watched: number;
   broadcasters: number;
   minutes_broadcast: number;
-  clips_created: number;
   follows: number;
 }
 

@@ -191,6 +191,19 @@ const CASES: Case[] = [
   ],
   [
     'POST',
+    '/admin/game_days',
+    {
+      ...(world().at(-2)?.data as object),
+      date: '2026-06-02',
+      unique_viewers: 2,
+      hours_broadcast: 1,
+      hours_watched: 2.5,
+    },
+    400,
+    /^body: game_day hours_watched: must not exceed unique_viewers x hours_broadcast$/,
+  ],
+  [
+    'POST',
     '/admin/clips',
     clip({ duration: 1.25 }),
     400,

@@ -274,8 +274,19 @@ forEachStore('GET /reports (signed report downloads)', (store: StoreKind) => {
         .selectAll()
         .where('id', '=', id)
         .executeTakeFirstOrThrow();
+      // Clips Created is counted from the game's clips (test/reports/csv.test.ts checks it at length).
+      const clipsOn = new Map<string, number>();
+      for (const c of await t.store.db
+        .selectFrom('clips')
+        .select('created_at')
+        .where('game_id', '=', id)
+        .execute()) {
+        const day = new Date(Number(c.created_at) * 1000).toISOString().slice(0, 10);
+        clipsOn.set(day, (clipsOn.get(day) ?? 0) + 1);
+      }
       for (const r of rows.slice(1)) {
         const d = byDay.get(r[0] as string);
+        const clips = String(clipsOn.get(r[0] as string) ?? 0);
         assert.deepEqual(
           r,
           d
@@ -288,10 +299,10 @@ forEachStore('GET /reports (signed report downloads)', (store: StoreKind) => {
                 hours(d.minutes_watched),
                 String(d.broadcasters),
                 hours(d.minutes_broadcast),
-                String(d.clips_created),
+                clips,
                 String(d.follows),
               ]
-            : [r[0], game.name, String(id), '0', '0', '0', '0', '0', '0', '0'],
+            : [r[0], game.name, String(id), '0', '0', '0', '0', '0', clips, '0'],
         );
       }
     });

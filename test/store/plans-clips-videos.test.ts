@@ -9,7 +9,7 @@ import { type ClipFilters, type ClipSelector, clipsPage, clipsPageQuery } from '
 import type { Key, Page, PageQuery } from '../../src/store/page.ts';
 import { type VideoQuery, type VideoSelector, videosPage, videosPageQuery } from '../../src/store/videos.ts';
 import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
-import { explain, middleKey } from './plans.ts';
+import { explain, gameWithMostClips, middleKey } from './plans.ts';
 
 const DAY = 86400;
 const now = TEST_NOW / 1000;
@@ -21,13 +21,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
   before(async () => {
     t = await startTestApp(kind, { users: 3000 });
     sel.broadcaster_id = sel.user_id = t.seed?.demoUserId as number;
-    const top = await t.store.db
-      .selectFrom('clips')
-      .select((eb) => ['game_id', eb.fn.countAll().as('n')])
-      .groupBy('game_id')
-      .orderBy('n', 'desc')
-      .executeTakeFirstOrThrow();
-    sel.game_id = top.game_id;
+    sel.game_id = await gameWithMostClips(t.store.db);
     // Statistics of the seeded tables (scoped: a database-wide ANALYZE would touch other schemas).
     if (kind === 'postgres') await sql`analyze clips, videos`.execute(t.store.db);
   });

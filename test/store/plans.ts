@@ -105,3 +105,14 @@ export async function middleKey(
   assert.ok(half.ends, 'no rows to page through');
   return { key: half.ends.last, rows };
 }
+
+/** The game with the most clips: the longest listing by game, and the most clips to count. */
+export async function gameWithMostClips(db: Kysely<Database>): Promise<number> {
+  const top = await db
+    .selectFrom('clips')
+    .select((eb) => ['game_id', eb.fn.countAll().as('n')])
+    .groupBy('game_id')
+    .orderBy('n', 'desc')
+    .executeTakeFirstOrThrow();
+  return top.game_id;
+}
