@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { describe } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
@@ -321,4 +322,43 @@ export function portOf(app: FastifyInstance): number {
   const addr = app.server.address();
   if (typeof addr !== 'object' || addr === null) throw new Error('the app is not listening');
   return addr.port;
+}
+
+/** The `--db` value that opens the same store from the command line (PostgreSQL: its schema too). */
+export function cliDb(options: StoreOptions): string {
+  if (!options.schema) return options.url;
+  return `${options.url}?options=${encodeURIComponent(`-c search_path=${options.schema}`)}`;
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `helixd <args>` through the real command line (src/cli.ts's `main`), run in this process: a
+ * process start per command would cost seconds. `stdin` feeds a `-` input.
+ */
+export async function helixd(args: readonly string[], stdin = ''): Promise<CliRun> {
+  const { main } = await import('../src/cli.ts');
+  let stdout = '';
+  let stderr = '';
+  const sink = (write: (s: string) => void) =>
+    new Writable({
+      write(chunk, _enc, done) {
+        write(String(chunk));
+        done();
+      },
+    });
+  const code = await main(['node', 'helixd', ...args], {
+    stdin: Readable.from([stdin]),
+    stdout: sink((s) => {
+      stdout += s;
+    }),
+    stderr: sink((s) => {
+      stderr += s;
+    }),
+  });
+  return { code, stdout, stderr };
 }
