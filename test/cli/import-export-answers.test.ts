@@ -174,27 +174,34 @@ forEachStore(
       const tokens = new Map<number | undefined, Record<string, string>[]>();
       const operations = new Set<string>();
       let compared = 0;
+      let ok = 0;
+      const differ: string[] = [];
       for (const r of requests) {
         if (!tokens.has(r.user)) tokens.set(r.user, await tokenFor(r.user));
         const [ha, hb] = tokens.get(r.user) as Record<string, string>[];
         const answers = await walk(a, r.url, ha as Record<string, string>, r.pages);
         for (const want of answers) {
-          assert.equal(want.status, 200, `${want.url}: ${want.body}`);
+          // Refusals count too (a sampled user without videos has no markers: a 404 on both).
           const got = await b.app.inject({ method: 'GET', url: want.url, headers: hb });
-          assert.equal(got.body, want.body, want.url);
+          if (got.statusCode !== want.status || got.body !== want.body) differ.push(want.url);
+          if (want.status === 200) ok++;
           operations.add(want.url.replace(/\?.*/, ''));
           compared++;
           // Report downloads: the signed URLs are the same on both, and so are the CSV files.
-          for (const report of want.url.includes('/analytics/') ? JSON.parse(want.body).data : []) {
+          const reports =
+            want.status === 200 && want.url.includes('/analytics/') ? JSON.parse(want.body).data : [];
+          for (const report of reports) {
             const path = new URL(report.URL).pathname + new URL(report.URL).search;
             const [ra, rb] = await Promise.all([a, b].map((t) => t.app.inject({ method: 'GET', url: path })));
             assert.equal(ra?.statusCode, 200, path);
-            assert.equal(rb?.body, ra?.body, path);
+            if (rb?.body !== ra?.body) differ.push(path);
+            ok++;
             operations.add(path.replace(/\/[^/]*\.csv.*/, ''));
             compared++;
           }
         }
       }
+      assert.deepEqual(differ, [], 'answers that differ');
       assert.deepEqual(
         [...operations].sort(),
         [
@@ -217,7 +224,7 @@ forEachStore(
         ],
         'all 15 operations (reports of games and of extensions are one)',
       );
-      assert.ok(compared > 300, `${compared} answers compared`);
+      assert.ok(compared > 300 && ok > 0.9 * compared, `${compared} answers compared, ${ok} of them 200`);
     });
   },
 );
