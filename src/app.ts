@@ -11,6 +11,7 @@ import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
 import { Links } from './links.ts';
+import { adminRoutes } from './routes/admin.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
   decommissionedRoutes(app, ctx);
+  adminRoutes(app, ctx);
 
   await app.ready();
   return app;

@@ -101,6 +101,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       `start a fresh store from exactly this world (a fixture document or NDJSON) ${env('fixtures')}`,
     )
     .option(
+      '--admin-token <token>',
+      `bearer token of the admin API under /admin, at least 32 characters; unset: off ${env('adminToken')}`,
+    )
+    .option(
       '--log-level <level>',
       `fatal|error|warn|info|debug|trace|silent, default info ${env('logLevel')}`,
     )

@@ -33,6 +33,8 @@ export interface Config {
   /** start from the world in this file (a fixture document or NDJSON) instead of demo data */
   readonly fixtures: string | undefined;
   readonly logLevel: string;
+  /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
+  readonly adminToken: string | undefined;
 }
 
 export type ConfigInput = Partial<Record<keyof Config, string | number | boolean | undefined>>;
@@ -55,7 +57,11 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   skipSeed: 'HELIXD_SKIP_SEED',
   fixtures: 'HELIXD_FIXTURES',
   logLevel: 'HELIXD_LOG_LEVEL',
+  adminToken: 'HELIXD_ADMIN_TOKEN',
 };
+
+/** The shortest admin token accepted: long enough that guessing it is hopeless. */
+export const MIN_ADMIN_TOKEN = 32;
 
 export class ConfigError extends Error {}
 
@@ -139,6 +145,10 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const logLevel = String(pick('logLevel') ?? 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
+  const adminRaw = pick('adminToken');
+  const adminToken = adminRaw === undefined ? undefined : String(adminRaw);
+  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN)
+    throw new ConfigError(`${label('adminToken')}: must be at least ${MIN_ADMIN_TOKEN} characters`);
 
   return Object.freeze({
     port,
@@ -158,5 +168,6 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     skipSeed,
     fixtures,
     logLevel,
+    adminToken,
   });
 }

@@ -53,6 +53,16 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
             name: 'Client-Id',
             description: 'The id of the client the token was issued to',
           },
+          ...(config.adminToken === undefined
+            ? {}
+            : {
+                admin: {
+                  type: 'http',
+                  scheme: 'bearer',
+                  description:
+                    'The admin token (--admin-token / HELIXD_ADMIN_TOKEN); the admin API is off without one (docs/admin.md)',
+                },
+              }),
         },
       },
     },

@@ -565,66 +565,78 @@ const subscription = define({
   }),
 });
 
-const follow = define({
+/**
+ * A relation of a user to a channel since an instant (a follow, a moderator): the channel's
+ * `broadcaster_id`, the user's `user_id`, and the instant under `at`. The wire shows both users'
+ * names, which are derived.
+ */
+function userToChannel(o: {
+  kind: string;
+  plural: string;
+  table: 'follows' | 'moderators';
+  /** the columns of the channel and of the user */
+  columns: { broadcaster: string; user: string };
+  /** the table's primary key, in its order */
+  order: readonly string[];
+  at: string;
+  describe: { broadcaster: string; user: string; at: string };
+}): RecordKind {
+  const { broadcaster, user } = o.columns;
+  return define({
+    kind: o.kind,
+    plural: o.plural,
+    table: o.table,
+    schema: obj({
+      broadcaster_id: numericId(o.describe.broadcaster),
+      user_id: numericId(o.describe.user),
+      [o.at]: dateTime(o.describe.at),
+    }),
+    key: ['broadcaster_id', 'user_id'],
+    keyColumns: [broadcaster, user],
+    order: o.order,
+    numericKey: [broadcaster, user],
+    derived: ['user_login', 'user_name', 'broadcaster_login', 'broadcaster_name'],
+    refs: [
+      { field: 'broadcaster_id', column: broadcaster, kind: 'user' },
+      { field: 'user_id', column: user, kind: 'user' },
+    ],
+    unique: [],
+    toRow: (r: Record<string, string>) => ({
+      [broadcaster]: read.id('broadcaster_id', r.broadcaster_id as string),
+      [user]: read.id('user_id', r.user_id as string),
+      // the instant's column has the field's name in both tables
+      [o.at]: read.instant(o.at, r[o.at] as string),
+    }),
+    fromRow: (row: AnyRow) => ({
+      broadcaster_id: write.id(row[broadcaster]),
+      user_id: write.id(row[user]),
+      [o.at]: write.instant(row[o.at]),
+    }),
+  });
+}
+
+const follow = userToChannel({
   kind: 'follow',
   plural: 'follows',
   table: 'follows',
-  schema: obj({
-    broadcaster_id: numericId('The channel followed'),
-    user_id: numericId('The follower'),
-    followed_at: dateTime('When the follow began'),
-  }),
-  key: ['broadcaster_id', 'user_id'],
-  keyColumns: ['to_id', 'from_id'],
+  columns: { broadcaster: 'to_id', user: 'from_id' },
   order: ['from_id', 'to_id'],
-  numericKey: ['to_id', 'from_id'],
-  derived: ['user_login', 'user_name', 'broadcaster_login', 'broadcaster_name'],
-  refs: [
-    { field: 'broadcaster_id', column: 'to_id', kind: 'user' },
-    { field: 'user_id', column: 'from_id', kind: 'user' },
-  ],
-  unique: [],
-  toRow: (r) => ({
-    from_id: read.id('user_id', r.user_id),
-    to_id: read.id('broadcaster_id', r.broadcaster_id),
-    followed_at: read.instant('followed_at', r.followed_at),
-  }),
-  fromRow: (row: AnyRow) => ({
-    broadcaster_id: write.id(row.to_id),
-    user_id: write.id(row.from_id),
-    followed_at: write.instant(row.followed_at),
-  }),
+  at: 'followed_at',
+  describe: { broadcaster: 'The channel followed', user: 'The follower', at: 'When the follow began' },
 });
 
-const moderator = define({
+const moderator = userToChannel({
   kind: 'moderator',
   plural: 'moderators',
   table: 'moderators',
-  schema: obj({
-    broadcaster_id: numericId('The channel moderated'),
-    user_id: numericId('The moderator'),
-    created_at: dateTime('When the user became a moderator'),
-  }),
-  key: ['broadcaster_id', 'user_id'],
-  keyColumns: ['broadcaster_id', 'user_id'],
+  columns: { broadcaster: 'broadcaster_id', user: 'user_id' },
   order: ['broadcaster_id', 'user_id'],
-  numericKey: ['broadcaster_id', 'user_id'],
-  derived: ['user_login', 'user_name', 'broadcaster_login', 'broadcaster_name'],
-  refs: [
-    { field: 'broadcaster_id', column: 'broadcaster_id', kind: 'user' },
-    { field: 'user_id', column: 'user_id', kind: 'user' },
-  ],
-  unique: [],
-  toRow: (r) => ({
-    broadcaster_id: read.id('broadcaster_id', r.broadcaster_id),
-    user_id: read.id('user_id', r.user_id),
-    created_at: read.instant('created_at', r.created_at),
-  }),
-  fromRow: (row: AnyRow) => ({
-    broadcaster_id: write.id(row.broadcaster_id),
-    user_id: write.id(row.user_id),
-    created_at: write.instant(row.created_at),
-  }),
+  at: 'created_at',
+  describe: {
+    broadcaster: 'The channel moderated',
+    user: 'The moderator',
+    at: 'When the user became a moderator',
+  },
 });
 
 const hours = (description: string) =>
@@ -678,6 +690,25 @@ const gameDay = define({
   }),
 });
 
+/** The counts of an extension's day: the report's columns, record fields and table columns alike. */
+const EXTENSION_COUNTS = {
+  installs: 'Installs',
+  uninstalls: 'Uninstalls',
+  activations: 'Activations',
+  unique_active_channels: 'Unique active channels',
+  renders: 'Renders',
+  unique_renders: 'Unique renders',
+  views: 'Views',
+  unique_viewers: 'Unique viewers',
+  unique_interactors: 'Unique interactors',
+  clicks: 'Clicks',
+} as const;
+const extensionCounts = (from: Record<string, unknown>) =>
+  Object.fromEntries(Object.keys(EXTENSION_COUNTS).map((k) => [k, from[k] as number])) as Record<
+    keyof typeof EXTENSION_COUNTS,
+    number
+  >;
+
 const extensionDay = define({
   kind: 'extension_day',
   plural: 'extension_days',
@@ -685,16 +716,10 @@ const extensionDay = define({
   schema: obj({
     date: day,
     extension_client_id: textId('The extension'),
-    installs: count('Installs'),
-    uninstalls: count('Uninstalls'),
-    activations: count('Activations'),
-    unique_active_channels: count('Unique active channels'),
-    renders: count('Renders'),
-    unique_renders: count('Unique renders'),
-    views: count('Views'),
-    unique_viewers: count('Unique viewers'),
-    unique_interactors: count('Unique interactors'),
-    clicks: count('Clicks'),
+    ...(Object.fromEntries(Object.entries(EXTENSION_COUNTS).map(([k, d]) => [k, count(d)])) as Record<
+      keyof typeof EXTENSION_COUNTS,
+      ReturnType<typeof count>
+    >),
   }),
   key: ['extension_client_id', 'date'],
   keyColumns: ['extension_id', 'day'],
@@ -706,30 +731,12 @@ const extensionDay = define({
   toRow: (r) => ({
     extension_id: r.extension_client_id,
     day: read.day('date', r.date),
-    installs: r.installs,
-    uninstalls: r.uninstalls,
-    activations: r.activations,
-    unique_active_channels: r.unique_active_channels,
-    renders: r.renders,
-    unique_renders: r.unique_renders,
-    views: r.views,
-    unique_viewers: r.unique_viewers,
-    unique_interactors: r.unique_interactors,
-    clicks: r.clicks,
+    ...extensionCounts(r),
   }),
   fromRow: (row: AnyRow) => ({
     date: row.day,
     extension_client_id: row.extension_id,
-    installs: row.installs,
-    uninstalls: row.uninstalls,
-    activations: row.activations,
-    unique_active_channels: row.unique_active_channels,
-    renders: row.renders,
-    unique_renders: row.unique_renders,
-    views: row.views,
-    unique_viewers: row.unique_viewers,
-    unique_interactors: row.unique_interactors,
-    clicks: row.clicks,
+    ...extensionCounts(row),
   }),
 });
 

@@ -38,6 +38,8 @@ export interface WriteOptions {
   mode: WriteMode;
   /** write inside this transaction (the caller commits or rolls back) instead of one of its own */
   trx?: Transaction<Database>;
+  /** return the records as written (as reading them back would give them); default: none */
+  echo?: boolean;
 }
 
 /** A refused record: `<where>: <kind> <field>: <rule>`, answered in the Helix error body. */
@@ -82,6 +84,9 @@ function ruleOf(e: ShapeError): { field: string; rule: string } {
       const extra = String((p.additionalProperties as string[] | undefined)?.[0] ?? '');
       return { field: field ? `${field}.${extra}` : extra, rule: 'is not a field of this record' };
     }
+    // TypeBox reports a property that additionalProperties: false forbids at the property's path.
+    case 'boolean':
+      return { field, rule: 'is not a field of this record' };
     case 'type':
       return { field, rule: `must be of type ${p.type}` };
     case 'anyOf':
@@ -260,7 +265,7 @@ export async function writeRecords(
   store: Store,
   items: readonly RecordInput[],
   opts: WriteOptions,
-): Promise<void> {
+): Promise<object[]> {
   const prepared = items.map(prepareRecord);
   const write = async (trx: Transaction<Database>) => {
     const insert = inserter(trx, store.dialect);
@@ -276,6 +281,7 @@ export async function writeRecords(
   };
   if (opts.trx) await write(opts.trx);
   else await store.db.transaction().execute(write);
+  return opts.echo ? prepared.map((r) => r.kind.fromRow(r.row)) : [];
 }
 
 /**

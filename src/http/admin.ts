@@ -1,0 +1,107 @@
+// The admin API's request plumbing (docs/admin.md): who may call it, how its routes are declared
+// and described in /openapi.json. The routes themselves are src/routes/admin.ts.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type {} from '@fastify/swagger';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { TSchema } from 'typebox';
+import type { AppContext } from '../context.ts';
+import { bearerToken } from './access.ts';
+import { forbidden, helixErrorBody } from './errors.ts';
+import { compileValidator } from './query-validator.ts';
+
+/** Every admin path starts here. */
+export const ADMIN_PREFIX = '/admin';
+/** An admin batch may be large (an import's worth of records): bodies up to this many bytes. */
+export const ADMIN_BODY_LIMIT = 32 * 1024 * 1024;
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * Whether `token` is the admin token, in time that does not depend on where they differ: both are
+ * hashed first, so the comparison is of two equal-length digests whatever the token's length.
+ */
+export function isAdminToken(ctx: AppContext, token: string): boolean {
+  const expected = ctx.config.adminToken;
+  if (expected === undefined) return false;
+  return timingSafeEqual(digest(token), digest(expected));
+}
+
+/**
+ * No `Authorization: Bearer` is a 401; any other token (a Helix token included) a 403. The check
+ * runs before the body is read.
+ */
+function authorizeAdmin(ctx: AppContext, req: FastifyRequest): void {
+  const token = bearerToken(req.headers.authorization);
+  if (!isAdminToken(ctx, token)) throw forbidden('The token is not the admin token');
+}
+
+/** What an admin route may answer besides its success, and when. */
+const ADMIN_ERRORS = {
+  400: 'A record, a field or a parameter breaks a rule; the message names the record, the field and the rule',
+  401: 'No admin token',
+  403: 'A token that is not the admin token',
+  404: 'No record has the key in the path, or a record names a record that does not exist',
+  409: 'The key is taken, or the record is still named by others',
+  413: 'The body is larger than 32 MiB',
+  415: 'The body is not JSON (Content-Type: application/json)',
+  500: 'An unexpected failure (its details are logged, never sent)',
+  503: 'The store is unreachable',
+} as const;
+
+export interface AdminRouteDef {
+  method: HTTPMethods;
+  /** under /admin, Fastify's syntax for path parameters (`/clips/:id`) */
+  path: string;
+  summary: string;
+  description: string;
+  /** the OpenAPI tag: the record kind's plural, or 'admin' */
+  tag: string;
+  /** the query string (Fastify validates it) */
+  querystring?: TSchema;
+  /** the path parameters, for the description */
+  params?: TSchema;
+  /** the body, for the description: the write path checks it (src/records/write.ts) */
+  body?: TSchema;
+  /** the success status and its schema (none: no body) */
+  status: 200 | 201 | 204;
+  response?: TSchema;
+  handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+}
+
+/** Registers one admin route, off (404) when no admin token is configured. */
+export function registerAdmin(app: FastifyInstance, ctx: AppContext, def: AdminRouteDef): void {
+  if (ctx.config.adminToken === undefined) return;
+  const response: Record<number, object> = {
+    [def.status]: def.response
+      ? { ...def.response, description: 'OK' }
+      : { description: 'No content', type: 'null' },
+  };
+  for (const [status, when] of Object.entries(ADMIN_ERRORS))
+    response[Number(status)] = { ...helixErrorBody, description: when };
+  app.route({
+    method: def.method,
+    url: ADMIN_PREFIX + def.path,
+    bodyLimit: ADMIN_BODY_LIMIT,
+    schema: {
+      operationId: `admin-${def.method.toLowerCase()}${def.path.replaceAll(/[/:]+/g, '-')}`,
+      tags: [def.tag === 'admin' ? 'admin' : `admin ${def.tag}`],
+      summary: def.summary,
+      description: def.description,
+      security: [{ admin: [] }],
+      ...(def.querystring ? { querystring: def.querystring } : {}),
+      ...(def.params ? { params: def.params } : {}),
+      ...(def.body ? { body: def.body } : {}),
+      response,
+    },
+    // Bodies and path segments are read by the write path, whose messages name the record and the
+    // field; only the query string is Fastify's to check.
+    validatorCompiler: (route) =>
+      route.httpPart === 'querystring' ? compileValidator(route) : (data: unknown) => ({ value: data }),
+    onRequest: async (req) => authorizeAdmin(ctx, req),
+    handler: async (req, reply) => {
+      const out = await def.handler(req, reply);
+      reply.code(def.status);
+      return def.status === 204 ? undefined : out;
+    },
+  });
+}

@@ -1,0 +1,337 @@
+// Bad input changes nothing: every refusal of the admin API names the record, the field and the
+// rule, with the status the rule has (400 shape and rules, 404 unknown key or reference, 409 taken
+// key or a record still named), and every /admin listing is the same after it as before.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { RECORD_KINDS } from '../../src/records/index.ts';
+import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { ADMIN_TOKEN, world } from './admin-records.test.ts';
+
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+const clip = (over: Record<string, unknown> = {}) => ({
+  ...(world().find((r) => r.kind === 'clip')?.data as Record<string, unknown>),
+  id: 'AnotherClip',
+  ...over,
+});
+const user = (over: Record<string, unknown> = {}) => ({
+  id: '900100',
+  login: 'newcomer',
+  display_name: 'Newcomer',
+  broadcaster_type: '',
+  description: '',
+  created_at: '2020-01-01T00:00:00Z',
+  ...over,
+});
+
+/** [method, url, body (undefined: none; a string: sent as is), status, message pattern] */
+type Case = [string, string, unknown, number, RegExp];
+
+const CASES: Case[] = [
+  // unknown references: 404
+  [
+    'POST',
+    '/admin/clips',
+    clip({ broadcaster_id: '123456' }),
+    404,
+    /^body: clip broadcaster_id: names no user \(123456\)/,
+  ],
+  ['POST', '/admin/clips', clip({ video_id: '5' }), 404, /^body: clip video_id: names no video \(5\)/],
+  [
+    'POST',
+    '/admin/game_days',
+    { ...(world().at(-2)?.data as object), game_id: '1' },
+    404,
+    /^body: game_day game_id: names no game/,
+  ],
+  // duplicate keys and taken unique values: 409
+  [
+    'POST',
+    '/admin/users',
+    user({ id: '900001' }),
+    409,
+    /^body: user id: a user with this key \(900001\) already exists$/,
+  ],
+  [
+    'POST',
+    '/admin/users',
+    user({ login: 'ada_streams' }),
+    409,
+    /^body: user login: ada_streams is taken by user 900001$/,
+  ],
+  ['POST', '/admin/users', [user(), user()], 409, /^body\[1\]: user id: repeats the key of body\[0\]/],
+  [
+    'POST',
+    '/admin/streams',
+    { ...(world().find((r) => r.kind === 'stream')?.data as object), id: '1' },
+    409,
+    /^body: stream user_id: 900001 is taken by stream 77000001$/,
+  ],
+  [
+    'POST',
+    '/admin/follows',
+    { broadcaster_id: '900001', user_id: '900002', followed_at: '2026-01-01T00:00:00Z' },
+    409,
+    /^body: follow broadcaster_id\+user_id: a follow with this key \(900001, 900002\) already exists$/,
+  ],
+  // wrong types, unknown and derived fields: 400
+  [
+    'POST',
+    '/admin/clips',
+    clip({ view_count: '3' }),
+    400,
+    /^body: clip view_count: must be of type integer$/,
+  ],
+  [
+    'POST',
+    '/admin/clips',
+    clip({ is_featured: 'yes' }),
+    400,
+    /^body: clip is_featured: must be of type boolean$/,
+  ],
+  [
+    'POST',
+    '/admin/clips',
+    clip({ broadcaster_name: 'Ada' }),
+    400,
+    /^body: clip broadcaster_name: is derived by the server/,
+  ],
+  ['POST', '/admin/subscriptions', { total: 3 }, 400, /^body: subscription total: is derived by the server/],
+  [
+    'POST',
+    '/admin/users',
+    user({ favourite: 'x' }),
+    400,
+    /^body: user favourite: is not a field of a user record$/,
+  ],
+  ['POST', '/admin/users', user({ login: undefined }), 400, /^body: user login: is required$/],
+  [
+    'POST',
+    '/admin/videos',
+    {
+      ...(world().find((r) => r.kind === 'video')?.data as object),
+      id: '1',
+      muted_segments: [{ duration: 1, offset: 2, x: 3 }],
+    },
+    400,
+    /^body: video muted_segments\[0\]\.x: is not a field of this record$/,
+  ],
+  ['POST', '/admin/users', '[1, 2', 400, /JSON/],
+  ['POST', '/admin/users', 'null', 400, /^body: user data: must be a JSON object$/],
+  [
+    'POST',
+    '/admin/batch',
+    [{ kind: 'planet', data: {} }],
+    400,
+    /^body\[0\]: record kind: must be one of user, client/,
+  ],
+  // dates outside what the operations answer: 400
+  [
+    'POST',
+    '/admin/users',
+    user({ created_at: '1969-12-31T23:59:59Z' }),
+    400,
+    /^body: user created_at: must be from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z$/,
+  ],
+  [
+    'POST',
+    '/admin/users',
+    user({ created_at: '2026-02-30T00:00:00Z' }),
+    400,
+    /^body: user created_at: must be an RFC 3339 date-time/,
+  ],
+  [
+    'POST',
+    '/admin/users',
+    user({ created_at: '2026-01-01T00:00:00.5Z' }),
+    400,
+    /^body: user created_at: must be a whole second/,
+  ],
+  [
+    'POST',
+    '/admin/game_days',
+    { ...(world().at(-2)?.data as object), date: '2017-12-31' },
+    400,
+    /^body: game_day date: must not be before 2018-01-31/,
+  ],
+  // ids that are not digit strings where the wire has them: 400
+  ['POST', '/admin/users', user({ id: 'abc' }), 400, /^body: user id: must be a string of digits/],
+  ['POST', '/admin/users', user({ id: '0123' }), 400, /^body: user id: must be a string of digits/],
+  [
+    'POST',
+    '/admin/users',
+    user({ id: '99999999999999999' }),
+    400,
+    /^body: user id: must be a string of digits/,
+  ],
+  ['POST', '/admin/users', user({ id: 900100 }), 400, /^body: user id: must be of type string$/],
+  ['GET', '/admin/users/abc', undefined, 400, /^path: user id: must be a numeric id$/],
+  // the rules of a kind: 400
+  [
+    'POST',
+    '/admin/subscriptions',
+    {
+      broadcaster_id: '900001',
+      user_id: '900001',
+      gifter_id: '',
+      is_gift: true,
+      plan_name: 'x',
+      tier: '1000',
+      created_at: '2026-01-01T00:00:00Z',
+    },
+    400,
+    /^body: subscription gifter_id: must name the giver/,
+  ],
+  [
+    'POST',
+    '/admin/game_days',
+    { ...(world().at(-2)?.data as object), date: '2026-06-02', hours_watched: 0.01 },
+    400,
+    /^body: game_day hours_watched: must be a whole number of minutes/,
+  ],
+  [
+    'POST',
+    '/admin/clips',
+    clip({ duration: 1.25 }),
+    400,
+    /^body: clip duration: must be in seconds to a tenth of a second$/,
+  ],
+  [
+    'POST',
+    '/admin/videos',
+    { ...(world().find((r) => r.kind === 'video')?.data as object), id: '1', duration: '61s' },
+    400,
+    /^body: video duration: must be a length written as the wire writes it/,
+  ],
+  [
+    'POST',
+    '/admin/clients',
+    {
+      id: 'c1',
+      name: 'x',
+      redirect_uris: ['not a url'],
+      created_at: '2020-01-01T00:00:00Z',
+      secret: 'long enough secret',
+    },
+    400,
+    /^body: client redirect_uris\[0\]: must be an absolute URL$/,
+  ],
+  [
+    'POST',
+    '/admin/clients',
+    { id: 'c1', name: 'x', redirect_uris: [], created_at: '2020-01-01T00:00:00Z' },
+    400,
+    /^body: client secret: give exactly one of/,
+  ],
+  // replace, patch and delete
+  [
+    'PUT',
+    '/admin/users/900555',
+    user({ id: undefined }),
+    404,
+    /^body: user id: no user has this key \(900555\)$/,
+  ],
+  [
+    'PUT',
+    '/admin/users/900001',
+    user({ id: '900002' }),
+    400,
+    /^body: user id: must be the id of the path \(900001\), or left out$/,
+  ],
+  [
+    'PATCH',
+    '/admin/streams/77000001',
+    { viewer_count: -1 },
+    400,
+    /^body: stream viewer_count: must be >= 0$/,
+  ],
+  ['PATCH', '/admin/users/900555', { description: 'x' }, 404, /^path: user id: no user has this key$/],
+  ['DELETE', '/admin/users/900001', undefined, 409, /^path: user id: is named by /],
+  ['DELETE', '/admin/games/990001', undefined, 409, /^path: game id: is named by streams \(game_id\)/],
+  ['DELETE', '/admin/clips/NoSuchClip', undefined, 404, /^path: clip id: no clip has this key/],
+  ['GET', '/admin/users?after=abc.def', undefined, 400, /^Invalid cursor\.$/],
+  ['GET', '/admin/users?first=0', undefined, 400, /"first"/],
+  // a batch with one bad record writes nothing
+  [
+    'POST',
+    '/admin/batch',
+    [
+      { kind: 'user', data: user() },
+      {
+        kind: 'follow',
+        data: { broadcaster_id: '900001', user_id: '900100', followed_at: '2026-01-01T00:00:00Z' },
+      },
+      { kind: 'clip', data: clip({ creator_id: '424242' }) },
+    ],
+    404,
+    /^body\[2\]: clip creator_id: names no user \(424242\)/,
+  ],
+  [
+    'POST',
+    '/admin/clips',
+    [clip({ id: 'GoodOne' }), clip({ id: 'BadOne', created_at: 'yesterday' })],
+    400,
+    /^body\[1\]: clip created_at: must be an RFC 3339 date-time/,
+  ],
+];
+
+forEachStore('admin API: refusals change nothing', (kind: StoreKind) => {
+  let t: TestApp;
+  /** Every record of every kind, as the admin listings give them, page by page. */
+  const snapshot = async (): Promise<string> => {
+    const out: string[] = [];
+    for (const k of RECORD_KINDS) {
+      let cursor: string | undefined;
+      do {
+        const res = await t.inject({
+          method: 'GET',
+          url: `/admin/${k.plural}?first=100${cursor ? `&after=${cursor}` : ''}`,
+          headers: admin,
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        out.push(res.body);
+        cursor = res.json().pagination.cursor;
+      } while (cursor);
+    }
+    return out.join('\n');
+  };
+
+  before(async () => {
+    t = await startTestApp(kind, { empty: true, config: { adminToken: ADMIN_TOKEN } });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/admin/batch',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: JSON.stringify(world().map(({ kind, data }) => ({ kind, data }))),
+    });
+    assert.equal(res.statusCode, 201, res.body);
+  });
+  after(() => t.close());
+
+  it('refuses each bad request with its status and a message naming record, field and rule; the store is unchanged', async () => {
+    const before = await snapshot();
+    const totals = await t.store.db.selectFrom('subscription_totals').selectAll().execute();
+    const games = await t.store.db
+      .selectFrom('games')
+      .select(['id', 'viewer_count', 'stream_count'])
+      .execute();
+    for (const [method, url, body, status, message] of CASES) {
+      const res = await t.inject({
+        method: method as 'GET',
+        url,
+        headers: body === undefined ? admin : { ...admin, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { payload: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+      const label = `${method} ${url} ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+      assert.equal(res.statusCode, status, `${label}: ${res.body}`);
+      assert.equal(res.json().status, status, label);
+      assert.match(res.json().message, message, label);
+    }
+    assert.equal(await snapshot(), before);
+    assert.deepEqual(await t.store.db.selectFrom('subscription_totals').selectAll().execute(), totals);
+    assert.deepEqual(
+      await t.store.db.selectFrom('games').select(['id', 'viewer_count', 'stream_count']).execute(),
+      games,
+    );
+  });
+});
