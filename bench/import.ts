@@ -14,11 +14,10 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { main } from '../src/cli.ts';
+import { runCaptured } from '../src/cli.ts';
 import type { Summary } from '../src/io/progress.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,26 +44,9 @@ const say = (line = '') => process.stdout.write(`${line}\n`);
 
 /** Runs `helixd <args>` in this process; its stdout, or an error with its stderr. */
 async function helixd(...argv: string[]): Promise<string> {
-  let out = '';
-  let err = '';
-  const sink = (add: (s: string) => void) =>
-    new Writable({
-      write(chunk, _e, done) {
-        add(String(chunk));
-        done();
-      },
-    });
-  const code = await main(['node', 'helixd', ...argv], {
-    stdin: Readable.from([]),
-    stdout: sink((s) => {
-      out += s;
-    }),
-    stderr: sink((s) => {
-      err += s;
-    }),
-  });
-  if (code !== 0) throw new Error(`helixd ${argv.join(' ')}: exit ${code}: ${err}`);
-  return out;
+  const r = await runCaptured(argv);
+  if (r.code !== 0) throw new Error(`helixd ${argv.join(' ')}: exit ${r.code}: ${r.stderr}`);
+  return r.stdout;
 }
 
 /** Fresh stores of a kind: SQLite files in a temporary folder, or schemas of the PostgreSQL database. */

@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import type { Readable, Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { isScope, splitScopes } from './auth/scopes.ts';
@@ -412,6 +412,30 @@ function describe(s: Summary): string {
     .map(([k, v]) => `${k} ${n(v)}`)
     .join(', ');
   return `${n(s.rows)} records in ${s.seconds.toFixed(1)} s (${n(s.rows_per_second)} rows/s)${kinds ? `: ${kinds}` : ''}`;
+}
+
+/**
+ * Runs the command line inside this process with its output captured: for programs that drive
+ * `helixd` (the tests, the import bench) without a process start per command.
+ */
+export async function runCaptured(
+  args: readonly string[],
+  stdin = '',
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = { stdout: '', stderr: '' };
+  const sink = (name: keyof typeof out) =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        out[name] += String(chunk);
+        done();
+      },
+    });
+  const code = await main(['node', 'helixd', ...args], {
+    stdin: Readable.from([stdin]),
+    stdout: sink('stdout'),
+    stderr: sink('stderr'),
+  });
+  return { code, ...out };
 }
 
 export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {

@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
 import { describe } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
@@ -330,35 +329,11 @@ export function cliDb(options: StoreOptions): string {
   return `${options.url}?options=${encodeURIComponent(`-c search_path=${options.schema}`)}`;
 }
 
-export interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /**
- * `helixd <args>` through the real command line (src/cli.ts's `main`), run in this process: a
- * process start per command would cost seconds. `stdin` feeds a `-` input.
+ * `helixd <args>` through the real command line (src/cli.ts), run in this process: a process start
+ * per command would cost seconds. `stdin` feeds a `-` input.
  */
-export async function helixd(args: readonly string[], stdin = ''): Promise<CliRun> {
-  const { main } = await import('../src/cli.ts');
-  let stdout = '';
-  let stderr = '';
-  const sink = (write: (s: string) => void) =>
-    new Writable({
-      write(chunk, _enc, done) {
-        write(String(chunk));
-        done();
-      },
-    });
-  const code = await main(['node', 'helixd', ...args], {
-    stdin: Readable.from([stdin]),
-    stdout: sink((s) => {
-      stdout += s;
-    }),
-    stderr: sink((s) => {
-      stderr += s;
-    }),
-  });
-  return { code, stdout, stderr };
+export async function helixd(args: readonly string[], stdin = '') {
+  const { runCaptured } = await import('../src/cli.ts');
+  return runCaptured(args, stdin);
 }

@@ -40,35 +40,51 @@ export async function importItems(
   run: ImportRun = {},
 ): Promise<Summary> {
   const tally = run.tally ?? new Tally();
+  const chunks = inChunks(input);
   try {
     await store.db.transaction().execute(async (trx) => {
       const intoEmpty = !(await holdsData(trx));
       let deferred: string[] | undefined;
-      let chunk: RecordInput[] = [];
-      let bytes = 0;
-      const write = async () => {
-        if (intoEmpty && !deferred && chunk.length >= CHUNK)
+      // The next chunk is read and parsed while the store works on this one (on PostgreSQL the
+      // process would otherwise wait for the database with nothing to do). Only reading runs
+      // ahead: a chunk's checks must see the rows of the chunks before it.
+      let next = chunks.next();
+      for (let r = await next; !r.done; r = await next) {
+        next = chunks.next();
+        next.catch(() => {}); // an error ahead is thrown in its turn, after this chunk's
+        const { items, bytes } = r.value;
+        if (intoEmpty && !deferred && items.length >= CHUNK)
           deferred = await dropSecondaryIndexes(trx, store.dialect);
-        await writeRecords(store, chunk, { mode: 'create', trx });
-        for (const item of chunk) tally.add(item.kind);
+        await writeRecords(store, items, { mode: 'create', trx });
+        for (const item of items) tally.add(item.kind);
         tally.read(bytes);
-        chunk = [];
-        bytes = 0;
-      };
-      for await (const batch of input) {
-        for (const item of batch.items) {
-          chunk.push(item);
-          if (chunk.length >= CHUNK) await write();
-        }
-        bytes += batch.bytes;
       }
-      if (chunk.length) await write();
       if (deferred) await runDdl(trx, deferred);
       await run.finish?.(trx);
       if (tally.rows >= ANALYZE_FROM) await analyzeDataTables(trx, store.dialect);
     });
   } finally {
+    // Not awaited: a read ahead may wait on an input that never ends (the caller closes it).
+    chunks.return(undefined).catch(() => {});
     tally.stop();
   }
   return tally.summary();
+}
+
+/** The input's records in chunks of CHUNK (the last one shorter), with the bytes they came from. */
+async function* inChunks(input: AsyncIterable<Items>): AsyncGenerator<Items> {
+  let items: RecordInput[] = [];
+  let bytes = 0;
+  for await (const batch of input) {
+    for (const item of batch.items) {
+      items.push(item);
+      if (items.length >= CHUNK) {
+        yield { items, bytes };
+        items = [];
+        bytes = 0;
+      }
+    }
+    bytes += batch.bytes;
+  }
+  if (items.length) yield { items, bytes };
 }

@@ -106,46 +106,17 @@ forEachStore(
       const q = (name: string, values: readonly (string | number)[]) =>
         values.map((v) => `${name}=${encodeURIComponent(String(v))}`).join('&');
 
-      requests.push(
-        {
-          url: `/helix/users?${q(
-            'id',
-            users.slice(0, 100).map((u) => u.id),
-          )}`,
-        },
-        {
-          url: `/helix/users?${q(
-            'login',
-            users.slice(-100).map((u) => u.login),
-          )}`,
-        },
-        {
-          url: `/helix/games?${q(
-            'id',
-            games.slice(0, 100).map((g) => g.id),
-          )}`,
-        },
-        {
-          url: `/helix/games?${q(
-            'name',
-            games.slice(-50).map((g) => g.name),
-          )}`,
-        },
-        { url: '/helix/games/top?first=100' },
-        { url: '/helix/streams?first=100' },
-        {
-          url: `/helix/clips?${q(
-            'id',
-            clips.map((c) => c.id),
-          )}`,
-        },
-        {
-          url: `/helix/videos?${q(
-            'id',
-            videos.map((v) => v.id),
-          )}`,
-        },
-      );
+      // Lookups by lists of ids, logins and names.
+      const lookups: [string, string, (string | number)[]][] = [
+        ['users', 'id', users.slice(0, 100).map((u) => u.id)],
+        ['users', 'login', users.slice(-100).map((u) => u.login)],
+        ['games', 'id', games.slice(0, 100).map((g) => g.id)],
+        ['games', 'name', games.slice(-50).map((g) => g.name)],
+        ['clips', 'id', clips.map((c) => c.id)],
+        ['videos', 'id', videos.map((v) => v.id)],
+      ];
+      for (const [path, name, values] of lookups) requests.push({ url: `/helix/${path}?${q(name, values)}` });
+      requests.push({ url: '/helix/games/top?first=100' }, { url: '/helix/streams?first=100' });
       for (const g of games.filter((_, i) => i % 10 === 0)) {
         requests.push(
           { url: `/helix/clips?game_id=${g.id}&first=100`, pages: 3 },

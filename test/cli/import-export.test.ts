@@ -86,15 +86,19 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       assert.equal(await exportOf(db), exported);
     });
 
+    // The analytics days (most of the demo data's rows) are left out where the point is elsewhere.
+    const withoutDays = RECORD_KINDS.map((k) => k.kind).filter((k) => !k.endsWith('_day'));
+
     it('reads stdin for "-"', async () => {
+      const input = await exportOf(source, '--kind', ...withoutDays);
       const db = await emptyStore();
-      const r = await helixd(['import', '-', '--db', db], exported);
+      const r = await helixd(['import', '-', '--db', db], input);
       assert.equal(r.code, 0, r.stderr);
       assert.match(
         r.stdout,
-        new RegExp(`^imported ${lines(exported).length.toLocaleString('en-US')} records in`),
+        new RegExp(`^imported ${lines(input).length.toLocaleString('en-US')} records in`),
       );
-      assert.equal(await exportOf(db), exported);
+      assert.equal(await exportOf(db), input);
     });
 
     it('a fixture document export imports back to the same records', async () => {
@@ -112,12 +116,12 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
     });
 
     it('a fixture document is written in dependency order whatever the order of its keys', async () => {
-      const doc = JSON.parse(await exportOf(source, '--format', 'fixture'));
+      const doc = JSON.parse(await exportOf(source, '--format', 'fixture', '--kind', ...withoutDays));
       const reversed = Object.fromEntries(Object.entries(doc).reverse());
       const db = await emptyStore();
       const r = await helixd(['import', file('reversed.json', JSON.stringify(reversed)), '--db', db]);
       assert.equal(r.code, 0, r.stderr);
-      assert.equal(await exportOf(db), exported);
+      assert.equal(await exportOf(db), await exportOf(source, '--kind', ...withoutDays));
     });
 
     it('--kind exports only the kinds named, in dependency order; --out writes a file', async () => {
