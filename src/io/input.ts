@@ -44,9 +44,10 @@ export async function* readItems(input: Readable, kinds: readonly KindName[]): A
     for (let r = await chunks.next(); !r.done; r = await chunks.next()) yield r.value;
   };
   if (isEnvelopeLine(first)) {
+    const names = new Set(kinds.map((k) => k.kind));
     for await (const { lines, bytes } of all()) {
       const items: RecordInput[] = [];
-      for (const l of lines) if (!isBlank(l)) items.push(envelopeItem(l, kinds));
+      for (const l of lines) if (!isBlank(l)) items.push(envelopeItem(l, names));
       yield { items, bytes };
     }
     return;
@@ -71,20 +72,19 @@ function isEnvelopeLine(l: Line): boolean {
   }
 }
 
-function envelopeItem(l: Line, kinds: readonly KindName[]): RecordInput {
+function envelopeItem(l: Line, kinds: ReadonlySet<string>): RecordInput {
   const v = parseLine(l);
   const where = `line ${l.line}`;
   const shape = 'a line is {"kind": "<kind>", "data": {...}}';
   if (typeof v !== 'object' || v === null || Array.isArray(v))
     throw new FormatError(`${where}: not an object (${shape})`);
-  const extra = Object.keys(v).find((k) => k !== 'kind' && k !== 'data');
-  if (extra !== undefined) throw new FormatError(`${where}: unknown field "${extra}" (${shape})`);
+  for (const extra in v)
+    if (extra !== 'kind' && extra !== 'data')
+      throw new FormatError(`${where}: unknown field "${extra}" (${shape})`);
   const { kind, data } = v as { kind?: unknown; data?: unknown };
   if (typeof kind !== 'string') throw new FormatError(`${where}: kind: must be a string (${shape})`);
-  if (!kinds.some((k) => k.kind === kind))
-    throw new FormatError(
-      `${where}: kind: "${kind}" is not a record kind (one of ${list(kinds.map((k) => k.kind))})`,
-    );
+  if (!kinds.has(kind))
+    throw new FormatError(`${where}: kind: "${kind}" is not a record kind (one of ${list([...kinds])})`);
   if (data === undefined) throw new FormatError(`${where}: data: missing (${shape})`);
   return { kind, data, where };
 }

@@ -48,7 +48,8 @@ export async function* readLines(input: Readable): AsyncGenerator<Lines> {
   if (rest !== '') yield { lines: [cut(rest)], bytes: 0 };
 }
 
-export const isBlank = (l: Line) => l.text.trim() === '';
+const NON_BLANK = /\S/;
+export const isBlank = (l: Line) => !NON_BLANK.test(l.text);
 
 /** One line's JSON value; a FormatError naming the line if it is not JSON. */
 export function parseLine(l: Line): unknown {
