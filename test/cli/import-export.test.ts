@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { main } from '../../src/cli.ts';
 import { CHUNK } from '../../src/io/import.ts';
 import { RECORD_KINDS } from '../../src/records/index.ts';
 import {
@@ -143,6 +145,32 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       assert.equal(readFileSync(out, 'utf8'), ndjson(want));
     });
 
+    it('shows a progress line on a terminal (stderr), and nothing on stderr otherwise', async () => {
+      const text = await exportOf(source, '--kind', ...withoutDays);
+      const input = file('progress.ndjson', text);
+      const n = lines(text).length.toLocaleString('en-US');
+      let drawn = '';
+      const terminal = new Writable({
+        write(chunk, _encoding, done) {
+          drawn += String(chunk);
+          done();
+        },
+      });
+      const code = await main(['node', 'helixd', 'import', input, '--db', await emptyStore()], {
+        stdin: Readable.from([]),
+        stdout: new Writable({ write: (_c, _e, done) => done() }),
+        stderr: Object.assign(terminal, { isTTY: true, columns: 100 }),
+      });
+      assert.equal(code, 0, drawn);
+      // Redrawn in place; the last drawing has every record and the whole file.
+      assert.match(
+        drawn,
+        new RegExp(`^\\rimporting .*\\rimporting ${n} rows {2}[\\d,]+ rows/s {2}100% {2}\\w+\\x1b\\[K\\n$`),
+      );
+      const plain = await helixd(['import', input, '--db', await emptyStore()]);
+      assert.equal(plain.stderr, '');
+    });
+
     it('refuses an unknown --kind, and --json without --out, with a clear error', async () => {
       const bad = await helixd(['export', '--db', source, '--kind', 'clipz']);
       assert.equal(bad.code, 1);
@@ -193,6 +221,19 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       const text = ndjson(rest).split('\n');
       text[at - 1] = '{"kind": "clip", "data": {';
       await refused('middle.ndjson', text.join('\n'), new RegExp(`^helixd: line ${at}: not JSON`));
+    });
+
+    it('a count out of range in a middle chunk: its line and field', async () => {
+      const bad = structuredClone(rest);
+      const at = 3 * CHUNK + 250;
+      const line = bad[at - 1] as Line;
+      const field = Object.keys(line.data).find((k) => typeof line.data[k] === 'number') as string;
+      line.data[field] = -1;
+      await refused(
+        'middle-field.ndjson',
+        ndjson(bad),
+        new RegExp(`^helixd: line ${at}: ${line.kind} ${field}: `),
+      );
     });
 
     it('a duplicate record on the last line: its line', async () => {
