@@ -30,6 +30,8 @@ export interface Config {
   readonly users: number;
   /** don't seed demo data on the first start */
   readonly skipSeed: boolean;
+  /** start from the world in this file (a fixture document or NDJSON) instead of demo data */
+  readonly fixtures: string | undefined;
   readonly logLevel: string;
   /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
   readonly adminToken: string | undefined;
@@ -53,6 +55,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   seed: 'HELIXD_SEED',
   users: 'HELIXD_USERS',
   skipSeed: 'HELIXD_SKIP_SEED',
+  fixtures: 'HELIXD_FIXTURES',
   logLevel: 'HELIXD_LOG_LEVEL',
   adminToken: 'HELIXD_ADMIN_TOKEN',
 };
@@ -137,6 +140,8 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const seed = int(pick('seed') ?? 1, label('seed'), 0, 2 ** 31 - 1);
   const users = int(pick('users') ?? 200, label('users'), 10, 10_000_000);
   const skipSeed = bool(pick('skipSeed') ?? false, label('skipSeed'));
+  const fixturesRaw = pick('fixtures');
+  const fixtures = fixturesRaw === undefined ? undefined : String(fixturesRaw);
   const logLevel = String(pick('logLevel') ?? 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
@@ -161,6 +166,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     seed,
     users,
     skipSeed,
+    fixtures,
     logLevel,
     adminToken,
   });

@@ -5,6 +5,8 @@ import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
 import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
+import { startFromFixture } from './io/fixtures.ts';
+import type { Summary } from './io/progress.ts';
 import { dayStart } from './seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from './seed/index.ts';
 import { isEmpty } from './store/bulk.ts';
@@ -29,7 +31,10 @@ export interface Running {
 
 type Print = (line: string) => void;
 
-/** Opens and migrates the store, seeds it on first start, listens, and prints how to call it. */
+/**
+ * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
+ * listens, and prints how to call it.
+ */
 export async function startServer(
   requested: Config,
   print: Print = (l) => process.stdout.write(`${l}\n`),
@@ -39,7 +44,9 @@ export async function startServer(
   try {
     const clock = clockFor(config);
     await migrateOrThrow(store);
-    if (!config.skipSeed && (await isEmpty(store))) {
+    let fixture: Summary | undefined;
+    if (config.fixtures) fixture = await startFromFixture(store, config.fixtures);
+    else if (!config.skipSeed && (await isEmpty(store))) {
       const started = Date.now();
       print(`helixd: empty store, seeding demo data (seed ${config.seed}, ${config.users} users) ...`);
       await seedStore(store, { seed: config.seed, users: config.users, anchor: dayStart(clock.now()) });
@@ -55,7 +62,10 @@ export async function startServer(
     await app.listen({ port: config.port, host: config.host });
     const url = config.publicUrl;
     const info = await readSeedInfo(store);
-    if (info) await printBanner(store, config, clock, info, url, print);
+    if (config.fixtures) {
+      const loaded = fixture ? `loaded ${fixture.rows} records` : 'already loaded';
+      print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
+    } else if (info) await printBanner(store, config, clock, info, url, print);
     else print(`helixd: serving ${url} (store ${store.location}, no demo data)`);
 
     let stopping: Promise<void> | undefined;

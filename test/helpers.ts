@@ -333,3 +333,18 @@ export function portOf(app: FastifyInstance): number {
   if (typeof addr !== 'object' || addr === null) throw new Error('the app is not listening');
   return addr.port;
 }
+
+/** The `--db` value that opens the same store from the command line (PostgreSQL: its schema too). */
+export function cliDb(options: StoreOptions): string {
+  if (!options.schema) return options.url;
+  return `${options.url}?options=${encodeURIComponent(`-c search_path=${options.schema}`)}`;
+}
+
+/**
+ * `helixd <args>` through the real command line (src/cli.ts), run in this process: a process start
+ * per command would cost seconds. `stdin` feeds a `-` input.
+ */
+export async function helixd(args: readonly string[], stdin = '') {
+  const { runCaptured } = await import('../src/cli.ts');
+  return runCaptured(args, stdin);
+}

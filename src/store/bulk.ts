@@ -31,6 +31,15 @@ export async function isEmpty(store: Store): Promise<boolean> {
   return !row && !client;
 }
 
+/** Whether any data table holds a row (a fixture starts from a store that holds none). */
+export async function holdsData(db: Kysely<Database>): Promise<boolean> {
+  for (const t of DATA_TABLES) {
+    const row = await db.selectFrom(t).select(sql.lit(1).as('x')).limit(1).executeTakeFirst();
+    if (row) return true;
+  }
+  return false;
+}
+
 /** Deletes every row of every data table (a seed with --force). */
 export async function emptyDataTables(trx: Transaction<Database>): Promise<void> {
   for (const t of DATA_TABLES) await trx.deleteFrom(t).execute();

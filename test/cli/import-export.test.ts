@@ -1,0 +1,289 @@
+// `helixd import` and `helixd export` through the real command line, on both stores: every kind
+// round-trips byte for byte (NDJSON and fixture documents, from a file or stdin), and an input
+// refused anywhere (first, middle or last chunk) names its line and field and leaves the store
+// byte-identical.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { main } from '../../src/cli.ts';
+import { CHUNK } from '../../src/io/import.ts';
+import { RECORD_KINDS } from '../../src/records/index.ts';
+import {
+  cliDb,
+  forEachStore,
+  helixd,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+  tempStore,
+} from '../helpers.ts';
+
+interface Line {
+  kind: string;
+  data: Record<string, unknown>;
+}
+const lines = (ndjson: string): Line[] =>
+  ndjson
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+const ndjson = (ls: readonly Line[]) => ls.map((l) => `${JSON.stringify(l)}\n`).join('');
+
+forEachStore('helixd import and helixd export (command line)', (kind: StoreKind) => {
+  let t: TestApp;
+  let source: string;
+  let exported: string;
+  const dir = mkdtempSync(join(tmpdir(), 'helixd-io-'));
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  /** A fresh, empty, migrated store and its --db value; dropped after the run. */
+  const empties: (() => Promise<void>)[] = [];
+  const emptyStore = async () => {
+    const s = await tempStore(kind);
+    empties.push(() => s.drop());
+    return cliDb({ url: s.url, ...(s.schema ? { schema: s.schema } : {}) });
+  };
+  const exportOf = async (db: string, ...more: string[]) => {
+    const r = await helixd(['export', '--db', db, ...more]);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  };
+
+  before(async () => {
+    t = await startTestApp(kind, { users: 20 });
+    source = cliDb(t.storeOptions);
+    exported = await exportOf(source);
+  });
+  after(async () => {
+    await t.close();
+    for (const drop of empties) await drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe('round trips', () => {
+    it('exports every kind, kinds in dependency order and each kind in key order', () => {
+      const kinds = lines(exported).map((l) => l.kind);
+      const order = RECORD_KINDS.map((k) => k.kind);
+      assert.deepEqual([...new Set(kinds)], order, 'every kind has records in the demo data, in order');
+      const sorted = [...kinds].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+      assert.deepEqual(kinds, sorted);
+    });
+
+    it('an export imported into an empty store exports again byte for byte, ids kept', async () => {
+      const db = await emptyStore();
+      const r = await helixd(['import', file('all.ndjson', exported), '--db', db, '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const summary = JSON.parse(r.stdout);
+      const counts: Record<string, number> = {};
+      for (const l of lines(exported)) counts[l.kind] = (counts[l.kind] ?? 0) + 1;
+      assert.deepEqual(summary.records, counts);
+      assert.equal(summary.rows, lines(exported).length);
+      assert.ok(summary.seconds >= 0 && summary.rows_per_second > 0);
+      assert.equal(await exportOf(db), exported);
+    });
+
+    // The analytics days (most of the demo data's rows) are left out where the point is elsewhere.
+    const withoutDays = RECORD_KINDS.map((k) => k.kind).filter((k) => !k.endsWith('_day'));
+
+    it('reads stdin for "-"', async () => {
+      const input = await exportOf(source, '--kind', ...withoutDays);
+      const db = await emptyStore();
+      const r = await helixd(['import', '-', '--db', db], input);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        new RegExp(`^imported ${lines(input).length.toLocaleString('en-US')} records in`),
+      );
+      assert.equal(await exportOf(db), input);
+    });
+
+    it('a fixture document export imports back to the same records', async () => {
+      const fixture = await exportOf(source, '--format', 'fixture');
+      const doc = JSON.parse(fixture);
+      assert.deepEqual(
+        Object.keys(doc),
+        RECORD_KINDS.map((k) => k.plural),
+      );
+      const db = await emptyStore();
+      const r = await helixd(['import', file('world.json', fixture), '--db', db]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(await exportOf(db), exported);
+      assert.equal(await exportOf(db, '--format', 'fixture'), fixture);
+    });
+
+    it('a fixture document is written in dependency order whatever the order of its keys', async () => {
+      const doc = JSON.parse(await exportOf(source, '--format', 'fixture', '--kind', ...withoutDays));
+      const reversed = Object.fromEntries(Object.entries(doc).reverse());
+      const db = await emptyStore();
+      const r = await helixd(['import', file('reversed.json', JSON.stringify(reversed)), '--db', db]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(await exportOf(db), await exportOf(source, '--kind', ...withoutDays));
+    });
+
+    it('--kind exports only the kinds named, in dependency order; --out writes a file', async () => {
+      const [first, second] = RECORD_KINDS;
+      const out = join(dir, 'two.ndjson');
+      const r = await helixd([
+        'export',
+        '--db',
+        source,
+        '--kind',
+        String(second?.kind),
+        String(first?.kind),
+        '--out',
+        out,
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^exported \d+ records in/);
+      const want = lines(exported).filter((l) => l.kind === first?.kind || l.kind === second?.kind);
+      assert.equal(readFileSync(out, 'utf8'), ndjson(want));
+    });
+
+    it('shows a progress line on a terminal (stderr), and nothing on stderr otherwise', async () => {
+      const text = await exportOf(source, '--kind', ...withoutDays);
+      const input = file('progress.ndjson', text);
+      const n = lines(text).length.toLocaleString('en-US');
+      let drawn = '';
+      const terminal = new Writable({
+        write(chunk, _encoding, done) {
+          drawn += String(chunk);
+          done();
+        },
+      });
+      const code = await main(['node', 'helixd', 'import', input, '--db', await emptyStore()], {
+        stdin: Readable.from([]),
+        stdout: new Writable({ write: (_c, _e, done) => done() }),
+        stderr: Object.assign(terminal, { isTTY: true, columns: 100 }),
+      });
+      assert.equal(code, 0, drawn);
+      // Redrawn in place; the last drawing has every record and the whole file.
+      assert.match(
+        drawn,
+        new RegExp(`^\\rimporting .*\\rimporting ${n} rows {2}[\\d,]+ rows/s {2}100% {2}\\w+\\x1b\\[K\\n$`),
+      );
+      const plain = await helixd(['import', input, '--db', await emptyStore()]);
+      assert.equal(plain.stderr, '');
+    });
+
+    it('refuses an unknown --kind, and --json without --out, with a clear error', async () => {
+      const bad = await helixd(['export', '--db', source, '--kind', 'clipz']);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /^helixd: --kind: unknown kind clipz \(kinds: /);
+      const json = await helixd(['export', '--db', source, '--json']);
+      assert.equal(json.code, 1);
+      assert.match(json.stderr, /--json needs --out/);
+    });
+  });
+
+  describe('refusals change nothing', () => {
+    // The target holds the users already; the input is every other record, valid but for one line.
+    let db: string;
+    let snapshot: string;
+    let rest: Line[];
+    const firstKind = RECORD_KINDS[0]?.kind;
+
+    before(async () => {
+      db = await emptyStore();
+      const users = lines(exported).filter((l) => l.kind === firstKind);
+      rest = lines(exported).filter((l) => l.kind !== firstKind);
+      assert.ok(rest.length > 3 * CHUNK, 'the input spans several chunks');
+      const r = await helixd(['import', file('users.ndjson', ndjson(users)), '--db', db]);
+      assert.equal(r.code, 0, r.stderr);
+      snapshot = await exportOf(db);
+    });
+
+    /** Imports `text`; asserts the exit code 1, the message, and an unchanged store. */
+    const refused = async (name: string, text: string, message: RegExp) => {
+      const r = await helixd(['import', file(name, text), '--db', db]);
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stderr, message);
+      assert.match(r.stderr, /\(nothing was imported\)\n$/);
+      assert.equal(r.stdout, '');
+      assert.equal(await exportOf(db), snapshot, 'the store is byte-identical');
+    };
+
+    it('a field of the wrong type on the first line: its line and field', async () => {
+      const bad = structuredClone(rest);
+      const line0 = bad[0] as Line;
+      const field = Object.keys(line0.data).find((k) => typeof line0.data[k] === 'string') as string;
+      line0.data[field] = 12345;
+      await refused('first.ndjson', ndjson(bad), new RegExp(`^helixd: line 1: ${line0.kind} ${field}: `));
+    });
+
+    it('a line that is not JSON in a middle chunk: its line', async () => {
+      const at = 2 * CHUNK + 17;
+      const text = ndjson(rest).split('\n');
+      text[at - 1] = '{"kind": "clip", "data": {';
+      await refused('middle.ndjson', text.join('\n'), new RegExp(`^helixd: line ${at}: not JSON`));
+    });
+
+    it('a count out of range in a middle chunk: its line and field', async () => {
+      const bad = structuredClone(rest);
+      const at = 3 * CHUNK + 250;
+      const line = bad[at - 1] as Line;
+      const field = Object.keys(line.data).find((k) => typeof line.data[k] === 'number') as string;
+      line.data[field] = -1;
+      await refused(
+        'middle-field.ndjson',
+        ndjson(bad),
+        new RegExp(`^helixd: line ${at}: ${line.kind} ${field}: `),
+      );
+    });
+
+    it('a duplicate record on the last line: its line', async () => {
+      const bad = [...rest, rest[rest.length - 1] as Line];
+      await refused('last.ndjson', ndjson(bad), new RegExp(`^helixd: line ${bad.length}: `));
+    });
+
+    it('a record naming a record the store does not hold, on the last line: its line and field', async () => {
+      const bad = structuredClone(rest);
+      const last = bad[bad.length - 1] as Line;
+      assert.equal(last.kind, 'extension_day');
+      last.data.extension_client_id = 'nosuchextension';
+      await refused(
+        'reference.ndjson',
+        ndjson(bad),
+        new RegExp(`^helixd: line ${bad.length}: extension_day extension_client_id: `),
+      );
+    });
+
+    it('a line that is not a record envelope, or of an unknown kind: its line', async () => {
+      await refused(
+        'envelope.ndjson',
+        `${ndjson(rest.slice(0, 3))}{"kind": "clip", "record": {}}\n`,
+        /^helixd: line 4: unknown field "record"/,
+      );
+      await refused(
+        'kind.ndjson',
+        `${ndjson(rest.slice(0, 3))}{"kind": "clipz", "data": {}}\n`,
+        /^helixd: line 4: kind: "clipz" is not a record kind/,
+      );
+    });
+
+    it('a fixture document with an unknown key: the key', async () => {
+      await refused(
+        'unknown-key.json',
+        '{"clipz": []}',
+        /^helixd: fixture: unknown key "clipz" \(the keys are /,
+      );
+    });
+
+    it('a file that does not exist: a clear error', async () => {
+      const r = await helixd(['import', join(dir, 'nope.ndjson'), '--db', db]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /^helixd: cannot read .*nope\.ndjson: ENOENT/);
+    });
+
+    it('the same input without its bad line imports', async () => {
+      const r = await helixd(['import', file('good.ndjson', ndjson(rest)), '--db', db]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(await exportOf(db), exported);
+    });
+  });
+});
