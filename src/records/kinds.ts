@@ -72,7 +72,28 @@ export interface RecordKind<P extends TProperties = TProperties> {
 type AnyRow = any;
 
 const obj = <P extends TProperties>(props: P) => Type.Object(props, { additionalProperties: false });
-const define = <P extends TProperties>(k: RecordKind<P>): RecordKind => k as unknown as RecordKind;
+/**
+ * What a kind's description may leave out: lists none of its fields is on (empty), and a key that is
+ * the `id` field in the `id` column (the primary key).
+ */
+type Defaulted = 'derived' | 'refs' | 'unique' | 'numericKey' | 'key' | 'keyColumns' | 'order';
+const define = <P extends TProperties>(
+  k: Omit<RecordKind<P>, Defaulted> & Partial<Pick<RecordKind<P>, Defaulted>>,
+): RecordKind => {
+  const key = k.key ?? ['id'];
+  const keyColumns = k.keyColumns ?? key;
+  const full = {
+    derived: [],
+    refs: [],
+    unique: [],
+    numericKey: [],
+    key,
+    keyColumns,
+    order: keyColumns,
+    ...k,
+  };
+  return full as unknown as RecordKind;
+};
 
 const BROADCASTER_TYPES = ['', 'affiliate', 'partner'] as const;
 const enumOf = <const T extends readonly string[]>(values: T, description: string) =>
@@ -93,12 +114,8 @@ const user = define({
     email: Type.Optional(text('The verified email address; "" (the default) when none is on record')),
     created_at: dateTime('When the account was created'),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
   numericKey: ['id'],
   derived: ['type', 'profile_image_url', 'offline_image_url', 'view_count'],
-  refs: [],
   unique: [{ field: 'login', column: 'login' }],
   toRow: (r) => ({
     id: read.id('id', r.id),
@@ -145,13 +162,6 @@ const client = define({
       Type.Boolean({ description: 'A demo client: the secret is kept in clear too (default false)' }),
     ),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
-  numericKey: [],
-  derived: [],
-  refs: [],
-  unique: [],
   toRow: (r) => {
     if ((r.secret === undefined) === (r.secret_hash === undefined))
       throw new FieldRule('secret', 'give exactly one of "secret" (in clear) and "secret_hash"');
@@ -192,13 +202,9 @@ const game = define({
       optionalId('The user (developer account) that may read its analytics; "" (the default) for none'),
     ),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
   numericKey: ['id'],
   derived: ['box_art_url'],
   refs: [{ field: 'owner_id', column: 'owner_id', kind: 'user' }],
-  unique: [],
   // viewer_count and stream_count are the game's live streams' (migration 008): none until one
   // goes live; a replace of an existing game keeps them.
   insertOnly: { viewer_count: 0, stream_count: 0 },
@@ -226,13 +232,7 @@ const extension = define({
     version: text('The released version'),
     owner_id: numericId('The user (developer account) that owns it and may read its analytics'),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
-  numericKey: [],
-  derived: [],
   refs: [{ field: 'owner_id', column: 'owner_id', kind: 'user' }],
-  unique: [],
   toRow: (r) => ({ id: r.id, name: r.name, version: r.version, owner_id: read.id('owner_id', r.owner_id) }),
   fromRow: (row: AnyRow) => ({
     id: row.id,
@@ -258,10 +258,6 @@ const tag = define({
   key: ['tag_id'],
   keyColumns: ['id'],
   order: ['id'],
-  numericKey: [],
-  derived: [],
-  refs: [],
-  unique: [],
   toRow: (r) => ({
     id: r.tag_id,
     is_auto: read.flag(r.is_auto),
@@ -291,9 +287,6 @@ const stream = define({
     language: text('The language, e.g. "en"'),
     is_mature: Type.Boolean({ description: 'For mature audiences' }),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
   numericKey: ['id'],
   derived: ['user_login', 'user_name', 'game_name', 'type', 'thumbnail_url', 'tag_ids'],
   refs: [
@@ -358,16 +351,12 @@ const video = define({
     duration: Type.String({ description: 'The length, e.g. 1h2m3s' }),
     muted_segments: nullable(Type.Array(mutedSegment, { description: 'Muted stretches; null for none' })),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
   numericKey: ['id'],
   derived: ['user_login', 'user_name', 'url', 'thumbnail_url', 'viewable'],
   refs: [
     { field: 'user_id', column: 'user_id', kind: 'user' },
     { field: 'game_id', column: 'game_id', kind: 'game' },
   ],
-  unique: [],
   toRow: (r) => ({
     id: read.id('id', r.id),
     stream_id: r.stream_id === null ? null : read.id('stream_id', r.stream_id),
@@ -421,10 +410,6 @@ const clip = define({
     vod_offset: nullable(count('Seconds into the video where it starts; null when unknown')),
     is_featured: Type.Boolean({ description: 'Featured by the broadcaster' }),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
-  numericKey: [],
   derived: ['url', 'embed_url', 'broadcaster_name', 'creator_name', 'thumbnail_url', 'trending'],
   refs: [
     { field: 'broadcaster_id', column: 'broadcaster_id', kind: 'user' },
@@ -432,7 +417,6 @@ const clip = define({
     { field: 'video_id', column: 'video_id', kind: 'video' },
     { field: 'game_id', column: 'game_id', kind: 'game' },
   ],
-  unique: [],
   toRow: (r) => {
     const tenths = Math.round(r.duration * 10);
     if (tenths / 10 !== r.duration)
@@ -480,16 +464,11 @@ const marker = define({
     description: text('The description'),
     position_seconds: count('Seconds into the video'),
   }),
-  key: ['id'],
-  keyColumns: ['id'],
-  order: ['id'],
-  numericKey: [],
   derived: ['URL', 'user_name', 'user_login'],
   refs: [
     { field: 'video_id', column: 'video_id', kind: 'video' },
     { field: 'user_id', column: 'creator_id', kind: 'user' },
   ],
-  unique: [],
   toRow: (r) => ({
     id: r.id,
     video_id: read.id('video_id', r.video_id),
@@ -540,7 +519,6 @@ const subscription = define({
     { field: 'gifter_id', column: 'gifter_id', kind: 'user' },
     { field: 'user_id', column: 'user_id', kind: 'user' },
   ],
-  unique: [],
   toRow: (r) => {
     if (r.is_gift !== (r.gifter_id !== ''))
       throw new FieldRule('gifter_id', 'must name the giver when is_gift is true, and be "" otherwise');
@@ -571,9 +549,7 @@ const subscription = define({
  * names, which are derived.
  */
 function userToChannel(o: {
-  kind: string;
-  plural: string;
-  table: 'follows' | 'moderators';
+  kind: 'follow' | 'moderator';
   /** the columns of the channel and of the user */
   columns: { broadcaster: string; user: string };
   /** the table's primary key, in its order */
@@ -582,10 +558,12 @@ function userToChannel(o: {
   describe: { broadcaster: string; user: string; at: string };
 }): RecordKind {
   const { broadcaster, user } = o.columns;
+  // The plural names the table too.
+  const plural = `${o.kind}s` as const;
   return define({
     kind: o.kind,
-    plural: o.plural,
-    table: o.table,
+    plural,
+    table: plural,
     schema: obj({
       broadcaster_id: numericId(o.describe.broadcaster),
       user_id: numericId(o.describe.user),
@@ -600,7 +578,6 @@ function userToChannel(o: {
       { field: 'broadcaster_id', column: broadcaster, kind: 'user' },
       { field: 'user_id', column: user, kind: 'user' },
     ],
-    unique: [],
     toRow: (r: Record<string, string>) => ({
       [broadcaster]: read.id('broadcaster_id', r.broadcaster_id as string),
       [user]: read.id('user_id', r.user_id as string),
@@ -617,8 +594,6 @@ function userToChannel(o: {
 
 const follow = userToChannel({
   kind: 'follow',
-  plural: 'follows',
-  table: 'follows',
   columns: { broadcaster: 'to_id', user: 'from_id' },
   order: ['from_id', 'to_id'],
   at: 'followed_at',
@@ -627,8 +602,6 @@ const follow = userToChannel({
 
 const moderator = userToChannel({
   kind: 'moderator',
-  plural: 'moderators',
-  table: 'moderators',
   columns: { broadcaster: 'broadcaster_id', user: 'user_id' },
   order: ['broadcaster_id', 'user_id'],
   at: 'created_at',
@@ -664,7 +637,6 @@ const gameDay = define({
   numericKey: ['game_id'],
   derived: ['game_name', 'clips_created'],
   refs: [{ field: 'game_id', column: 'game_id', kind: 'game' }],
-  unique: [],
   toRow: (r) => {
     const minutesWatched = read.hours('hours_watched', r.hours_watched);
     const minutesBroadcast = read.hours('hours_broadcast', r.hours_broadcast);
@@ -729,10 +701,8 @@ const extensionDay = define({
   key: ['extension_client_id', 'date'],
   keyColumns: ['extension_id', 'day'],
   order: ['extension_id', 'day'],
-  numericKey: [],
   derived: ['extension_name', 'clicks_per_interactor', 'interaction_rate'],
   refs: [{ field: 'extension_client_id', column: 'extension_id', kind: 'extension' }],
-  unique: [],
   toRow: (r) => ({
     extension_id: r.extension_client_id,
     day: read.day('date', r.date),

@@ -4,24 +4,27 @@ import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { Dialect, Store } from './db.ts';
 import type { Database } from './schema.ts';
 
-/** Tables that hold platform data, in the order they are emptied by --force. */
+/**
+ * Tables that hold platform data, each after the tables its rows name (the order they are filled
+ * in); --force empties them in the reverse order.
+ */
 export const DATA_TABLES = [
-  'extension_days',
-  'game_days',
-  'extensions',
-  'tags',
-  'moderators',
-  'follows',
-  'subscriptions',
-  'markers',
-  'videos',
-  'clips',
-  'streams',
-  'games',
-  'auth_codes',
-  'tokens',
-  'clients',
   'users',
+  'clients',
+  'tokens',
+  'auth_codes',
+  'games',
+  'streams',
+  'clips',
+  'videos',
+  'markers',
+  'subscriptions',
+  'follows',
+  'moderators',
+  'tags',
+  'extensions',
+  'game_days',
+  'extension_days',
 ] as const satisfies readonly (keyof Database)[];
 
 /** Whether the store holds no users and no clients (nothing a seed would overwrite). */
@@ -42,7 +45,7 @@ export async function holdsData(db: Kysely<Database>): Promise<boolean> {
 
 /** Deletes every row of every data table (a seed with --force). */
 export async function emptyDataTables(trx: Transaction<Database>): Promise<void> {
-  for (const t of DATA_TABLES) await trx.deleteFrom(t).execute();
+  for (const t of [...DATA_TABLES].reverse()) await trx.deleteFrom(t).execute();
 }
 
 /** Runs statements that `dropSecondaryIndexes` returned, building the indexes again. */
