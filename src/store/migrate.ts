@@ -42,13 +42,15 @@ export async function migrateToLatest(store: Store, target?: string): Promise<Mi
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   // Kysely's migrator introspects every table of every schema in the database. On PostgreSQL a
-  // schema dropped meanwhile by another session (parallel test files) or a deadlock with another
-  // session's DDL fails that look-up; migrations run in a transaction, so trying again is safe.
+  // schema dropped meanwhile by another session (parallel test files), a column dropped meanwhile
+  // by another session's migration (009 drops one, and the look-up asks pg_get_serial_sequence of
+  // every column: 42703), or a deadlock with another session's DDL fails that look-up; migrations
+  // run in a transaction, so trying again is safe.
   for (let attempt = 1; ; attempt++) {
     const result = target === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
     const code = (result.error as { code?: unknown } | undefined)?.code;
     if (!result.error || store.dialect !== 'postgres' || attempt === 3) return result;
-    if (!['40P01', '3F000', '42P01'].includes(String(code))) return result;
+    if (!['40P01', '3F000', '42P01', '42703'].includes(String(code))) return result;
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
   }
 }
