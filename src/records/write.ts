@@ -7,7 +7,7 @@ import type { Transaction } from 'kysely';
 import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
-import type { Store } from '../store/db.ts';
+import type { Dialect, Store } from '../store/db.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -149,8 +149,8 @@ export function prepareRecord(input: RecordInput): PreparedRecord {
   }
   let row: Row;
   try {
-    // toRow reads the record; a copy keeps the caller's object as given.
-    row = kind.toRow(structuredClone(data) as never);
+    // No copy: toRow only reads the record (RecordKind.toRow), so the caller's object stays as given.
+    row = kind.toRow(data as never);
   } catch (err) {
     if (err instanceof FieldRule) throw fail(err.field, err.rule, err.status);
     throw err;
@@ -167,6 +167,7 @@ async function writeRun(
   run: PreparedRecord[],
   mode: WriteMode,
   insert: ReturnType<typeof inserter>,
+  dialect: Dialect,
 ): Promise<void> {
   const kind = (run[0] as PreparedRecord).kind;
   const refuse = (r: PreparedRecord, status: 400 | 404 | 409, field: string, rule: string) =>
@@ -183,6 +184,7 @@ async function writeRun(
 
   const existing = await existingKeys(
     trx,
+    dialect,
     kind.table,
     kind.keyColumns,
     run.map((r) => r.key),
@@ -205,6 +207,7 @@ async function writeRun(
     }
     const taken = await rowsWhereIn(
       trx,
+      dialect,
       kind.table,
       u.column,
       run.map((r) => r.row[u.column] as KeyValue),
@@ -223,7 +226,9 @@ async function writeRun(
     const values = [...new Set(run.map((r) => r.row[ref.column]).filter((v) => v !== null))] as KeyValue[];
     if (values.length === 0) continue;
     const col = target.keyColumns[0] as string;
-    const found = new Set((await rowsWhereIn(trx, target.table, col, values, [])).map((row) => row[col]));
+    const found = new Set(
+      (await rowsWhereIn(trx, dialect, target.table, col, values, [])).map((row) => row[col]),
+    );
     for (const r of run) {
       const v = r.row[ref.column];
       if (v !== null && !found.has(v))
@@ -272,12 +277,12 @@ export async function writeRecords(
     let run: PreparedRecord[] = [];
     for (const r of prepared) {
       if (run.length > 0 && (run[0]?.kind !== r.kind || run.length >= RUN_SIZE)) {
-        await writeRun(trx, run, opts.mode, insert);
+        await writeRun(trx, run, opts.mode, insert, store.dialect);
         run = [];
       }
       run.push(r);
     }
-    if (run.length > 0) await writeRun(trx, run, opts.mode, insert);
+    if (run.length > 0) await writeRun(trx, run, opts.mode, insert, store.dialect);
   };
   if (opts.trx) await write(opts.trx);
   else await store.db.transaction().execute(write);

@@ -60,6 +60,37 @@ export async function analyzeDataTables(trx: Transaction<Database>, dialect: Dia
     await sql`analyze ${sql.join(DATA_TABLES.map((t) => sql.table(t)))}`.execute(trx);
 }
 
+const columnTypes = new WeakMap<object, Map<string, Promise<Map<string, string>>>>();
+
+/**
+ * PostgreSQL: the expressions that read element `i` of the JSON array `e` as column `columns[i]`,
+ * each cast to its column's type (read from the catalog once per table and connection), so that
+ * it compares and inserts as the column's own values.
+ */
+export async function jsonElementsAs(
+  db: Kysely<Database>,
+  table: string,
+  columns: readonly string[],
+  e: string,
+): Promise<string[]> {
+  let tables = columnTypes.get(db);
+  if (!tables) {
+    tables = new Map();
+    columnTypes.set(db, tables);
+  }
+  let types = tables.get(table);
+  if (!types) {
+    types = sql<{ name: string; type: string }>`
+      select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
+      where attrelid = ${sql.lit(table)}::regclass and attnum > 0 and not attisdropped`
+      .execute(db)
+      .then((r) => new Map(r.rows.map((c) => [c.name, c.type])));
+    tables.set(table, types);
+  }
+  const typeOf = await types;
+  return columns.map((c, i) => `(${e} ->> ${i})::${typeOf.get(c) ?? 'text'}`);
+}
+
 /** A chunk of one table's rows: the column names and the rows as a JSON array of value arrays. */
 export interface JsonRows {
   table: keyof Database;
@@ -104,12 +135,7 @@ export function inserter(trx: Transaction<Database>, dialect: Dialect) {
         // `where true` parts an INSERT ... SELECT from its ON CONFLICT clause in SQLite's grammar.
         text = `insert into ${quote(table)} (${list}) select ${values} from json_each(?)${conflict ? ` where true${conflict}` : ''}`;
       } else {
-        // Each element is cast to its column's type, read from the catalog once per table.
-        const r = await sql<{ name: string; type: string }>`
-          select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
-          where attrelid = ${sql.lit(table)}::regclass and attnum > 0 and not attisdropped`.execute(trx);
-        const typeOf = new Map(r.rows.map((c) => [c.name, c.type]));
-        const values = columns.map((c, i) => `(e ->> ${i})::${typeOf.get(c) ?? 'text'}`).join(',');
+        const values = (await jsonElementsAs(trx, table, columns, 'e')).join(',');
         text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e${conflict}`;
       }
       texts.set(cacheKey, text);
