@@ -4,8 +4,8 @@
 // worker (src/seed/worker.ts). The store is the main thread's alone, so whatever a record's
 // validity depends on beyond itself (keys, references) is still checked there, in order.
 //
-// Protocol: the worker asks for input ('more'), the main thread answers with the input's next
-// chunk of bytes ('data') or 'end'; the worker sends each prepared chunk ('chunk') and waits for an
+// Protocol: the worker asks for input ('more', AHEAD times ahead), the main thread answers each
+// with the input's next chunk of bytes ('data') or 'end', in order; the worker sends each prepared chunk ('chunk') and waits for an
 // ack once WINDOW are unacknowledged, and ends with 'done' or with the first refusal ('error'),
 // sent in its turn after the chunks before it.
 import type { Readable } from 'node:stream';
@@ -17,6 +17,8 @@ import { readItems } from './input.ts';
 import { FormatError } from './ndjson.ts';
 
 const WINDOW = 3;
+/** input chunks asked for ahead (64 KiB each from a file) */
+const AHEAD = 32;
 
 type ToWorker = { type: 'data'; chunk: Uint8Array | string } | { type: 'end' } | { type: 'ack' };
 
@@ -115,13 +117,22 @@ async function runInWorker(): Promise<void> {
       acked = undefined;
     } else received?.(m);
   });
+  // Input is asked for AHEAD chunks ahead: the main thread answers between its statements, and
+  // a synchronous SQLite insert can take a tenth of a second, which must not leave this thread idle.
+  const inputs: ToWorker[] = [];
+  let arrived: (() => void) | undefined;
+  received = (m) => {
+    inputs.push(m);
+    arrived?.();
+    arrived = undefined;
+  };
   const fromMain = async function* (): AsyncGenerator<Uint8Array | string> {
+    for (let i = 0; i < AHEAD; i++) port.postMessage({ type: 'more' } satisfies FromWorker);
     for (;;) {
-      const m = await new Promise<ToWorker>((r) => {
-        received = r;
-        port.postMessage({ type: 'more' } satisfies FromWorker);
-      });
+      while (inputs.length === 0) await new Promise<void>((r) => (arrived = r));
+      const m = inputs.shift() as ToWorker;
       if (m.type !== 'data') return;
+      port.postMessage({ type: 'more' } satisfies FromWorker);
       yield m.chunk;
     }
   };
