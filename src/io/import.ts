@@ -3,7 +3,7 @@
 // whole or not at all, and the first refusal names the line (or fixture entry) and the field.
 import type { Transaction } from 'kysely';
 import { type PreparedRun, prepareRuns, type RecordInput, writeRuns } from '../records/index.ts';
-import { analyzeDataTables, dropSecondaryIndexes, holdsData, runDdl } from '../store/bulk.ts';
+import { analyzeDataTables, dropSecondaryIndexes, holdsData, runDdl, withLargeCache } from '../store/bulk.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import type { Items } from './input.ts';
@@ -41,28 +41,30 @@ export async function importItems(
   const tally = run.tally ?? new Tally();
   const chunks = input[Symbol.asyncIterator]();
   try {
-    await store.db.transaction().execute(async (trx) => {
-      const intoEmpty = !(await holdsData(trx));
-      let deferred: string[] | undefined;
-      // The next chunk is read and prepared while the store works on this one (on PostgreSQL the
-      // process would otherwise wait for the database with nothing to do). Only reading and the
-      // checks of a record by itself run ahead: a chunk's checks against the store must see the
-      // rows of the chunks before it.
-      let next = chunks.next();
-      for (let r = await next; !r.done; r = await next) {
-        next = chunks.next();
-        next.catch(() => {}); // an error ahead is thrown in its turn, after this chunk's
-        const { runs, records, bytes } = r.value;
-        if (intoEmpty && !deferred && records >= CHUNK)
-          deferred = await dropSecondaryIndexes(trx, store.dialect);
-        await writeRuns(store, runs, { mode: 'create', trx });
-        for (const { kind, wheres } of runs) tally.add(kind, wheres.length);
-        tally.read(bytes);
-      }
-      if (deferred) await runDdl(trx, deferred);
-      await run.finish?.(trx);
-      if (tally.rows >= ANALYZE_FROM) await analyzeDataTables(trx, store.dialect);
-    });
+    await withLargeCache(store, () =>
+      store.db.transaction().execute(async (trx) => {
+        const intoEmpty = !(await holdsData(trx));
+        let deferred: string[] | undefined;
+        // The next chunk is read and prepared while the store works on this one (on PostgreSQL the
+        // process would otherwise wait for the database with nothing to do). Only reading and the
+        // checks of a record by itself run ahead: a chunk's checks against the store must see the
+        // rows of the chunks before it.
+        let next = chunks.next();
+        for (let r = await next; !r.done; r = await next) {
+          next = chunks.next();
+          next.catch(() => {}); // an error ahead is thrown in its turn, after this chunk's
+          const { runs, records, bytes } = r.value;
+          if (intoEmpty && !deferred && records >= CHUNK)
+            deferred = await dropSecondaryIndexes(trx, store.dialect);
+          await writeRuns(store, runs, { mode: 'create', trx });
+          for (const { kind, wheres } of runs) tally.add(kind, wheres.length);
+          tally.read(bytes);
+        }
+        if (deferred) await runDdl(trx, deferred);
+        await run.finish?.(trx);
+        if (tally.rows >= ANALYZE_FROM) await analyzeDataTables(trx, store.dialect);
+      }),
+    );
   } finally {
     // Not awaited: a read ahead may wait on an input that never ends (the caller closes it).
     chunks.return?.(undefined).catch(() => {});
