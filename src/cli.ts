@@ -18,9 +18,10 @@ import {
   parseDuration,
 } from './config.ts';
 import { EXPORT_FORMATS, type ExportFormat, exportRecords } from './io/export.ts';
-import { importItems } from './io/import.ts';
+import { importItems, prepared } from './io/import.ts';
 import { readItems } from './io/input.ts';
 import { progressLine, type Summary, Tally } from './io/progress.ts';
+import { preparedInWorker } from './io/worker.ts';
 import { RECORD_KINDS, recordKind } from './records/index.ts';
 import { dayStart, sizesFor } from './seed/generate.ts';
 import { readSeedInfo, StoreNotEmptyError, seedStore } from './seed/index.ts';
@@ -240,7 +241,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
         const tally = new Tally(progressLine('importing', input.size, io.stderr));
         let summary: Summary;
         try {
-          summary = await importItems(store, readItems(input.stream, RECORD_KINDS), { tally });
+          summary = await importItems(store, importInput(input), { tally });
         } catch (err) {
           // One transaction: whatever went wrong, the store is as it was.
           throw new UsageError(`${(err as Error).message} (nothing was imported)`, { cause: err });
@@ -372,6 +373,15 @@ async function progressBar(
 }
 
 /** An input file and its size (for the progress line), or a clear error. */
+/** From this size (or of unknown size: stdin) an input is read in a worker thread: starting one costs more than a small file. */
+const WORKER_FROM_BYTES = 1_000_000;
+
+function importInput(input: { stream: Readable; size?: number }) {
+  if (input.size !== undefined && input.size < WORKER_FROM_BYTES)
+    return prepared(readItems(input.stream, RECORD_KINDS));
+  return preparedInWorker(input.stream);
+}
+
 async function openInput(file: string): Promise<{ stream: Readable; size?: number }> {
   try {
     const handle = await open(file);

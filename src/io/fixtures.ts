@@ -16,7 +16,7 @@ import { RECORD_KINDS } from '../records/index.ts';
 import { holdsData } from '../store/bulk.ts';
 import type { Store } from '../store/db.ts';
 import { getSetting, setSetting } from '../store/settings.ts';
-import { importItems } from './import.ts';
+import { importItems, prepared } from './import.ts';
 import { readItems } from './input.ts';
 import type { Summary } from './progress.ts';
 
@@ -50,7 +50,7 @@ export async function startFromFixture(store: Store, file: string): Promise<Summ
   if (state === 'held') return undefined;
   if (state !== 'empty') throw new FixtureError(state.refused);
   try {
-    return await importItems(store, readItems(Readable.from([bytes]), RECORD_KINDS), {
+    return await importItems(store, prepared(readItems(Readable.from([bytes]), RECORD_KINDS)), {
       finish: (trx) => setSetting(trx, SETTING, JSON.stringify(wanted)),
     });
   } catch (err) {

@@ -2,9 +2,8 @@
 // (src/records/write.ts), in chunks, inside ONE transaction per input, so that a file is written
 // whole or not at all, and the first refusal names the line (or fixture entry) and the field.
 import type { Transaction } from 'kysely';
-import type { RecordInput } from '../records/index.ts';
-import { writeRecords } from '../records/index.ts';
-import { analyzeDataTables, dropSecondaryIndexes, holdsData, runDdl } from '../store/bulk.ts';
+import { type PreparedRun, prepareRuns, type RecordInput, writeRuns } from '../records/index.ts';
+import { analyzeDataTables, dropSecondaryIndexes, holdsData, runDdl, withLargeCache } from '../store/bulk.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import type { Items } from './input.ts';
@@ -36,39 +35,55 @@ export interface ImportRun {
  */
 export async function importItems(
   store: Store,
-  input: AsyncIterable<Items>,
+  input: AsyncIterable<Prepared>,
   run: ImportRun = {},
 ): Promise<Summary> {
   const tally = run.tally ?? new Tally();
-  const chunks = inChunks(input);
+  const chunks = input[Symbol.asyncIterator]();
   try {
-    await store.db.transaction().execute(async (trx) => {
-      const intoEmpty = !(await holdsData(trx));
-      let deferred: string[] | undefined;
-      // The next chunk is read and parsed while the store works on this one (on PostgreSQL the
-      // process would otherwise wait for the database with nothing to do). Only reading runs
-      // ahead: a chunk's checks must see the rows of the chunks before it.
-      let next = chunks.next();
-      for (let r = await next; !r.done; r = await next) {
-        next = chunks.next();
-        next.catch(() => {}); // an error ahead is thrown in its turn, after this chunk's
-        const { items, bytes } = r.value;
-        if (intoEmpty && !deferred && items.length >= CHUNK)
-          deferred = await dropSecondaryIndexes(trx, store.dialect);
-        await writeRecords(store, items, { mode: 'create', trx });
-        for (const item of items) tally.add(item.kind);
-        tally.read(bytes);
-      }
-      if (deferred) await runDdl(trx, deferred);
-      await run.finish?.(trx);
-      if (tally.rows >= ANALYZE_FROM) await analyzeDataTables(trx, store.dialect);
-    });
+    await withLargeCache(store, () =>
+      store.db.transaction().execute(async (trx) => {
+        const intoEmpty = !(await holdsData(trx));
+        let deferred: string[] | undefined;
+        // The next chunk is read and prepared while the store works on this one (on PostgreSQL the
+        // process would otherwise wait for the database with nothing to do). Only reading and the
+        // checks of a record by itself run ahead: a chunk's checks against the store must see the
+        // rows of the chunks before it.
+        let next = chunks.next();
+        for (let r = await next; !r.done; r = await next) {
+          next = chunks.next();
+          next.catch(() => {}); // an error ahead is thrown in its turn, after this chunk's
+          const { runs, records, bytes } = r.value;
+          if (intoEmpty && !deferred && records >= CHUNK)
+            deferred = await dropSecondaryIndexes(trx, store.dialect);
+          await writeRuns(store, runs, { mode: 'create', trx });
+          for (const { kind, wheres } of runs) tally.add(kind, wheres.length);
+          tally.read(bytes);
+        }
+        if (deferred) await runDdl(trx, deferred);
+        await run.finish?.(trx);
+        if (tally.rows >= ANALYZE_FROM) await analyzeDataTables(trx, store.dialect);
+      }),
+    );
   } finally {
     // Not awaited: a read ahead may wait on an input that never ends (the caller closes it).
-    chunks.return(undefined).catch(() => {});
+    chunks.return?.(undefined).catch(() => {});
     tally.stop();
   }
   return tally.summary();
+}
+
+/** A chunk of input's records, checked each by itself and made into runs for the store. */
+export interface Prepared {
+  runs: PreparedRun[];
+  records: number;
+  bytes: number;
+}
+
+/** The input's records in chunks of CHUNK, prepared in this thread (small inputs: fixtures). */
+export async function* prepared(input: AsyncIterable<Items>): AsyncGenerator<Prepared> {
+  for await (const { items, bytes } of inChunks(input))
+    yield { runs: prepareRuns(items), records: items.length, bytes };
 }
 
 /** The input's records in chunks of CHUNK (the last one shorter), with the bytes they came from. */

@@ -65,11 +65,11 @@ export class Tally {
     this.#progress = progress;
   }
 
-  /** Counts one more record of `kind`. */
-  add(kind: string): void {
-    this.#records[kind] = (this.#records[kind] ?? 0) + 1;
-    this.#rows++;
-    this.#progress.tick(1, 0, kind);
+  /** Counts `n` (default 1) more records of `kind`. */
+  add(kind: string, n = 1): void {
+    this.#records[kind] = (this.#records[kind] ?? 0) + n;
+    this.#rows += n;
+    this.#progress.tick(n, 0, kind);
   }
 
   /** Counts `bytes` more bytes of input read. */

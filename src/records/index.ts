@@ -4,10 +4,13 @@ export { type RecordPage, readRecordPage, readRecords } from './read.ts';
 export {
   deleteRecord,
   keyFromText,
+  type PreparedRun,
+  prepareRuns,
   RecordError,
   type RecordInput,
   readRecord,
   type WriteMode,
   type WriteOptions,
   writeRecords,
+  writeRuns,
 } from './write.ts';

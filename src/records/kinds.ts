@@ -64,6 +64,7 @@ export interface RecordKind<P extends TProperties = TProperties> {
   insertOnly?: Row;
   /** the key columns that hold numeric ids (a path segment must be one) */
   numericKey: readonly string[];
+  /** the record's row; reads the record and never changes it (the write path hands over the caller's object) */
   toRow(record: Static<TObject<P>>): Row;
   fromRow(row: Row): Static<TObject<P>>;
 }

@@ -7,7 +7,7 @@ import type { Transaction } from 'kysely';
 import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
-import type { Store } from '../store/db.ts';
+import type { Dialect, Store } from '../store/db.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -149,8 +149,8 @@ export function prepareRecord(input: RecordInput): PreparedRecord {
   }
   let row: Row;
   try {
-    // toRow reads the record; a copy keeps the caller's object as given.
-    row = kind.toRow(structuredClone(data) as never);
+    // No copy: toRow only reads the record (RecordKind.toRow), so the caller's object stays as given.
+    row = kind.toRow(data as never);
   } catch (err) {
     if (err instanceof FieldRule) throw fail(err.field, err.rule, err.status);
     throw err;
@@ -159,103 +159,163 @@ export function prepareRecord(input: RecordInput): PreparedRecord {
 }
 
 const keyField = (kind: RecordKind) => kind.key.join('+');
-const keyValues = (r: PreparedRecord) => r.key.map((v) => String(v)).join(', ');
 
-/** Writes records of one kind (consecutive items of a call), after checking them against the store. */
+/**
+ * Records of one kind, checked and turned into rows, ready for the store's checks and insert: plain
+ * data, so that an import prepares them in a worker thread while this one writes (src/io/worker.ts).
+ * Per record i: `wheres[i]`, `keys[i]`, `unique[u][i]` for each of the kind's unique columns,
+ * `refs[f][i]` for each of its references (null: names none).
+ */
+export interface PreparedRun {
+  kind: string;
+  wheres: string[];
+  keys: KeyValue[][];
+  unique: KeyValue[][];
+  refs: (KeyValue | null)[][];
+  columns: string[];
+  /** the rows as a JSON array of value arrays, as src/store/bulk.ts `inserter` takes them */
+  json: string;
+}
+
+/** Items written per statement: runs of one kind are cut to this size. */
+const RUN_SIZE = 5000;
+
+function toRun(records: readonly PreparedRecord[]): PreparedRun {
+  const kind = (records[0] as PreparedRecord).kind;
+  const insertOnly = kind.insertOnly ?? {};
+  const extra = Object.values(insertOnly);
+  return {
+    kind: kind.kind,
+    wheres: records.map((r) => r.input.where),
+    keys: records.map((r) => r.key),
+    unique: kind.unique.map((u) => records.map((r) => r.row[u.column] as KeyValue)),
+    refs: kind.refs.map((ref) => records.map((r) => r.row[ref.column] as KeyValue | null)),
+    columns: [...Object.keys((records[0] as PreparedRecord).row), ...Object.keys(insertOnly)],
+    json: JSON.stringify(records.map((r) => [...Object.values(r.row), ...extra])),
+  };
+}
+
+/** Consecutive records of one kind as runs of at most RUN_SIZE. */
+function runsOf(prepared: readonly PreparedRecord[]): PreparedRun[] {
+  const runs: PreparedRun[] = [];
+  let start = 0;
+  for (let i = 1; i <= prepared.length; i++)
+    if (i === prepared.length || prepared[i]?.kind !== prepared[start]?.kind || i - start >= RUN_SIZE) {
+      runs.push(toRun(prepared.slice(start, i)));
+      start = i;
+    }
+  return runs;
+}
+
+/** Checks every item's shape and rules (not the store): its runs, or the first item's refusal. */
+export const prepareRuns = (items: readonly RecordInput[]): PreparedRun[] => runsOf(items.map(prepareRecord));
+
+/** Writes a run of one kind's records, after checking them against the store. */
 async function writeRun(
   trx: Transaction<Database>,
-  run: PreparedRecord[],
+  run: PreparedRun,
   mode: WriteMode,
   insert: ReturnType<typeof inserter>,
+  dialect: Dialect,
 ): Promise<void> {
-  const kind = (run[0] as PreparedRecord).kind;
-  const refuse = (r: PreparedRecord, status: 400 | 404 | 409, field: string, rule: string) =>
-    new RecordError(status, r.input.where, kind.kind, field, rule);
+  const kind = recordKind(run.kind) as RecordKind;
+  const refuse = (i: number, status: 400 | 404 | 409, field: string, rule: string) =>
+    new RecordError(status, run.wheres[i] as string, kind.kind, field, rule);
+  const keyValues = (i: number) => (run.keys[i] as KeyValue[]).map((v) => String(v)).join(', ');
 
-  const seen = new Map<string, PreparedRecord>();
-  for (const r of run) {
-    const k = keyText(r.key);
+  const seen = new Map<string, number>();
+  run.keys.forEach((key, i) => {
+    const k = keyText(key);
     const earlier = seen.get(k);
-    if (earlier)
-      throw refuse(r, 409, keyField(kind), `repeats the key of ${earlier.input.where} (${keyValues(r)})`);
-    seen.set(k, r);
-  }
+    if (earlier !== undefined)
+      throw refuse(i, 409, keyField(kind), `repeats the key of ${run.wheres[earlier]} (${keyValues(i)})`);
+    seen.set(k, i);
+  });
 
-  const existing = await existingKeys(
-    trx,
-    kind.table,
-    kind.keyColumns,
-    run.map((r) => r.key),
-  );
-  for (const r of run) {
-    const exists = existing.has(keyText(r.key));
+  const existing = await existingKeys(trx, dialect, kind.table, kind.keyColumns, run.keys);
+  run.keys.forEach((key, i) => {
+    const exists = existing.has(keyText(key));
     if (mode === 'create' && exists)
-      throw refuse(r, 409, keyField(kind), `a ${kind.kind} with this key (${keyValues(r)}) already exists`);
+      throw refuse(i, 409, keyField(kind), `a ${kind.kind} with this key (${keyValues(i)}) already exists`);
     if (mode === 'replace' && !exists)
-      throw refuse(r, 404, keyField(kind), `no ${kind.kind} has this key (${keyValues(r)})`);
-  }
+      throw refuse(i, 404, keyField(kind), `no ${kind.kind} has this key (${keyValues(i)})`);
+  });
 
-  for (const u of kind.unique) {
-    const holders = new Map<string, PreparedRecord>();
-    for (const r of run) {
-      const v = String(r.row[u.column]);
+  for (const [u, unique] of kind.unique.entries()) {
+    const values = run.unique[u] as KeyValue[];
+    const holders = new Map<string, number>();
+    values.forEach((value, i) => {
+      const v = String(value);
       const other = holders.get(v);
-      if (other) throw refuse(r, 409, u.field, `repeats the ${u.field} of ${other.input.where} (${v})`);
-      holders.set(v, r);
-    }
-    const taken = await rowsWhereIn(
-      trx,
-      kind.table,
-      u.column,
-      run.map((r) => r.row[u.column] as KeyValue),
-      kind.keyColumns,
-    );
+      if (other !== undefined)
+        throw refuse(i, 409, unique.field, `repeats the ${unique.field} of ${run.wheres[other]} (${v})`);
+      holders.set(v, i);
+    });
+    const taken = await rowsWhereIn(trx, dialect, kind.table, unique.column, values, kind.keyColumns);
     for (const row of taken) {
-      const r = holders.get(String(row[u.column])) as PreparedRecord;
+      const i = holders.get(String(row[unique.column])) as number;
       const holderKey = kind.keyColumns.map((c) => row[c]);
-      if (keyText(holderKey) !== keyText(r.key))
-        throw refuse(r, 409, u.field, `${row[u.column]} is taken by ${kind.kind} ${holderKey.join(', ')}`);
-    }
-  }
-
-  for (const ref of kind.refs) {
-    const target = recordKind(ref.kind) as RecordKind;
-    const values = [...new Set(run.map((r) => r.row[ref.column]).filter((v) => v !== null))] as KeyValue[];
-    if (values.length === 0) continue;
-    const col = target.keyColumns[0] as string;
-    const found = new Set((await rowsWhereIn(trx, target.table, col, values, [])).map((row) => row[col]));
-    for (const r of run) {
-      const v = r.row[ref.column];
-      if (v !== null && !found.has(v))
+      if (keyText(holderKey) !== keyText(run.keys[i] as KeyValue[]))
         throw refuse(
-          r,
-          404,
-          ref.field,
-          `names no ${target.kind} (${v}): ${target.plural} must exist before the records that name them`,
+          i,
+          409,
+          unique.field,
+          `${row[unique.column]} is taken by ${kind.kind} ${holderKey.join(', ')}`,
         );
     }
   }
 
-  const first = run[0] as PreparedRecord;
+  for (const [f, ref] of kind.refs.entries()) {
+    const target = recordKind(ref.kind) as RecordKind;
+    const named = run.refs[f] as (KeyValue | null)[];
+    const values = [...new Set(named.filter((v) => v !== null))];
+    if (values.length === 0) continue;
+    const col = target.keyColumns[0] as string;
+    const found = new Set(
+      (await rowsWhereIn(trx, dialect, target.table, col, values, [])).map((row) => row[col]),
+    );
+    named.forEach((v, i) => {
+      if (v !== null && !found.has(v))
+        throw refuse(
+          i,
+          404,
+          ref.field,
+          `names no ${target.kind} (${v}): ${target.plural} must exist before the records that name them`,
+        );
+    });
+  }
+
   const insertOnly = kind.insertOnly ?? {};
-  const columns = [...Object.keys(first.row), ...Object.keys(insertOnly)];
-  const extra = Object.values(insertOnly);
-  const json = JSON.stringify(run.map((r) => [...Object.values(r.row), ...extra]));
   try {
     await insert(
-      { table: kind.table, columns, json },
+      { table: kind.table, columns: run.columns, json: run.json },
       mode === 'create' ? undefined : { key: kind.order, keep: Object.keys(insertOnly) },
     );
   } catch (err) {
     // Another writer took a key or a unique value between the checks above and the insert.
     if (isUniqueViolation(err))
-      throw refuse(first, 409, keyField(kind), 'conflicts with a record written at the same time: try again');
+      throw refuse(0, 409, keyField(kind), 'conflicts with a record written at the same time: try again');
     throw err;
   }
 }
 
-/** Items written per statement: runs of one kind are cut to this size. */
-const RUN_SIZE = 5000;
+/**
+ * Writes runs that `prepareRuns` made, in order: a record may name records written before it in
+ * the same call. All of them or none: the first refusal throws a RecordError and nothing is
+ * written (with `trx`, the caller's transaction is left to roll back).
+ */
+export async function writeRuns(
+  store: Store,
+  runs: readonly PreparedRun[],
+  opts: WriteOptions,
+): Promise<void> {
+  const write = async (trx: Transaction<Database>) => {
+    const insert = inserter(trx, store.dialect);
+    for (const run of runs) await writeRun(trx, run, opts.mode, insert, store.dialect);
+  };
+  if (opts.trx) await write(opts.trx);
+  else await store.db.transaction().execute(write);
+}
 
 /**
  * Validates and writes `items` in order: a record may name records written before it in the same
@@ -267,20 +327,7 @@ export async function writeRecords(
   opts: WriteOptions,
 ): Promise<object[]> {
   const prepared = items.map(prepareRecord);
-  const write = async (trx: Transaction<Database>) => {
-    const insert = inserter(trx, store.dialect);
-    let run: PreparedRecord[] = [];
-    for (const r of prepared) {
-      if (run.length > 0 && (run[0]?.kind !== r.kind || run.length >= RUN_SIZE)) {
-        await writeRun(trx, run, opts.mode, insert);
-        run = [];
-      }
-      run.push(r);
-    }
-    if (run.length > 0) await writeRun(trx, run, opts.mode, insert);
-  };
-  if (opts.trx) await write(opts.trx);
-  else await store.db.transaction().execute(write);
+  await writeRuns(store, runsOf(prepared), opts);
   return opts.echo ? prepared.map((r) => r.kind.fromRow(r.row)) : [];
 }
 

@@ -48,6 +48,26 @@ export async function emptyDataTables(trx: Transaction<Database>): Promise<void>
   for (const t of [...DATA_TABLES].reverse()) await trx.deleteFrom(t).execute();
 }
 
+/** SQLite's page cache during a large import, in KiB (its default is 2 MiB). */
+const IMPORT_CACHE_KIB = 256 * 1024;
+
+/**
+ * Runs `fn` with a large SQLite page cache, then the cache as it was. An import into a store that
+ * holds millions of rows looks up every record's key and references at random places of the
+ * tables' B-trees; with the default 2 MiB nearly every lookup reads its pages again. (PostgreSQL
+ * sizes its buffers server-side: nothing to do.)
+ */
+export async function withLargeCache<T>(store: Store, fn: () => Promise<T>): Promise<T> {
+  if (store.dialect !== 'sqlite') return fn();
+  const before = (await sql<{ cache_size: number }>`pragma cache_size`.execute(store.db)).rows[0]?.cache_size;
+  await sql.raw(`pragma cache_size = -${IMPORT_CACHE_KIB}`).execute(store.db);
+  try {
+    return await fn();
+  } finally {
+    if (before !== undefined) await sql.raw(`pragma cache_size = ${Number(before)}`).execute(store.db);
+  }
+}
+
 /** Runs statements that `dropSecondaryIndexes` returned, building the indexes again. */
 export async function runDdl(trx: Transaction<Database>, ddl: readonly string[]): Promise<void> {
   for (const text of ddl) await trx.executeQuery(CompiledQuery.raw(text));
@@ -61,6 +81,37 @@ export async function runDdl(trx: Transaction<Database>, ddl: readonly string[])
 export async function analyzeDataTables(trx: Transaction<Database>, dialect: Dialect): Promise<void> {
   if (dialect === 'postgres')
     await sql`analyze ${sql.join(DATA_TABLES.map((t) => sql.table(t)))}`.execute(trx);
+}
+
+const columnTypes = new WeakMap<object, Map<string, Promise<Map<string, string>>>>();
+
+/**
+ * PostgreSQL: the expressions that read element `i` of the JSON array `e` as column `columns[i]`,
+ * each cast to its column's type (read from the catalog once per table and connection), so that
+ * it compares and inserts as the column's own values.
+ */
+export async function jsonElementsAs(
+  db: Kysely<Database>,
+  table: string,
+  columns: readonly string[],
+  e: string,
+): Promise<string[]> {
+  let tables = columnTypes.get(db);
+  if (!tables) {
+    tables = new Map();
+    columnTypes.set(db, tables);
+  }
+  let types = tables.get(table);
+  if (!types) {
+    types = sql<{ name: string; type: string }>`
+      select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
+      where attrelid = ${sql.lit(table)}::regclass and attnum > 0 and not attisdropped`
+      .execute(db)
+      .then((r) => new Map(r.rows.map((c) => [c.name, c.type])));
+    tables.set(table, types);
+  }
+  const typeOf = await types;
+  return columns.map((c, i) => `(${e} ->> ${i})::${typeOf.get(c) ?? 'text'}`);
 }
 
 /** A chunk of one table's rows: the column names and the rows as a JSON array of value arrays. */
@@ -107,12 +158,7 @@ export function inserter(trx: Transaction<Database>, dialect: Dialect) {
         // `where true` parts an INSERT ... SELECT from its ON CONFLICT clause in SQLite's grammar.
         text = `insert into ${quote(table)} (${list}) select ${values} from json_each(?)${conflict ? ` where true${conflict}` : ''}`;
       } else {
-        // Each element is cast to its column's type, read from the catalog once per table.
-        const r = await sql<{ name: string; type: string }>`
-          select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
-          where attrelid = ${sql.lit(table)}::regclass and attnum > 0 and not attisdropped`.execute(trx);
-        const typeOf = new Map(r.rows.map((c) => [c.name, c.type]));
-        const values = columns.map((c, i) => `(e ->> ${i})::${typeOf.get(c) ?? 'text'}`).join(',');
+        const values = (await jsonElementsAs(trx, table, columns, 'e')).join(',');
         text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e${conflict}`;
       }
       texts.set(cacheKey, text);

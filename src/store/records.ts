@@ -1,8 +1,10 @@
 // The SQL of the record write and read path (src/records/): generic over the data tables, which a
-// record kind names with its columns. Batches of keys are looked up in chunks, so that an import of
-// thousands of records costs a few statements per chunk, and a single admin write a few probes.
-import type { Kysely } from 'kysely';
-
+// record kind names with its columns. A batch of keys is looked up in one statement, so that an
+// import of thousands of records costs a few statements per chunk, and a single admin write a few
+// probes.
+import { CompiledQuery, type Kysely } from 'kysely';
+import { jsonElementsAs } from './bulk.ts';
+import type { Dialect } from './db.ts';
 import { hasRow, type Key, keysetPage, type Page } from './page.ts';
 import type { Database } from './schema.ts';
 
@@ -12,62 +14,73 @@ export type KeyValue = string | number;
 // biome-ignore lint/suspicious/noExplicitAny: a row of whichever table
 export type AnyRow = Record<string, any>;
 
-/** Values per statement: far below both stores' limits on bound parameters. */
-const CHUNK = 500;
-
-function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
-}
-
 /** A key's text, for sets of keys (values keep their type: 1 and "1" differ). */
 export const keyText = (key: readonly KeyValue[]): string => JSON.stringify(key);
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+const texts = new Map<string, string>();
+
+/**
+ * The rows of `table` whose `columns` hold one of `keys`, with the columns asked for. However many
+ * keys, ONE statement with ONE parameter, the keys as a JSON array of value arrays that the
+ * database unpacks itself (as src/store/bulk.ts `inserter` writes rows): a chunk of an import
+ * costs a statement per check, not one per few hundred values, nor a query built value by value.
+ */
+export async function rowsWithKeys(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  table: keyof Database,
+  columns: readonly string[],
+  keys: readonly (readonly KeyValue[])[],
+  select: readonly string[],
+): Promise<AnyRow[]> {
+  if (keys.length === 0) return [];
+  const cacheKey = `${dialect}\n${table}\n${columns.join(',')}\n${select.join(',')}`;
+  let text = texts.get(cacheKey);
+  if (text === undefined) {
+    const list = [...new Set([...columns, ...select])].map(quote).join(',');
+    const tuple = `(${columns.map(quote).join(',')})`;
+    // Keys come as arrays even for one column: one form of parameter for every lookup.
+    text =
+      dialect === 'sqlite'
+        ? `select ${list} from ${quote(table)} where ${tuple} in (select ${columns.map((_, i) => `value ->> ${i}`).join(',')} from json_each(?))`
+        : `select ${list} from ${quote(table)} where ${tuple} in (select ${(await jsonElementsAs(db, table, columns, 'e')).join(',')} from json_array_elements($1::json) e)`;
+    // Only the PostgreSQL text depends on the catalog, which the migrations make the same everywhere.
+    texts.set(cacheKey, text);
+  }
+  const r = await db.executeQuery<AnyRow>(CompiledQuery.raw(text, [JSON.stringify(keys)]));
+  return r.rows as AnyRow[];
+}
 
 /** Which of `keys` (values of `columns`) the table holds, as keyText strings. */
 export async function existingKeys(
   db: Kysely<Database>,
+  dialect: Dialect,
   table: keyof Database,
   columns: readonly string[],
   keys: readonly (readonly KeyValue[])[],
 ): Promise<Set<string>> {
-  const found = new Set<string>();
-  const d = db as AnyDb;
-  for (const part of chunks(keys, CHUNK)) {
-    let q = d.selectFrom(table).select(columns as string[]);
-    if (columns.length === 1)
-      q = q.where(
-        columns[0] as string,
-        'in',
-        part.map((k) => k[0]),
-      );
-    // A row-value IN list would leave PostgreSQL to guess the parameters' types; one equality per
-    // column compares each with its column's own type.
-    else
-      q = q.where((eb) =>
-        eb.or(part.map((k) => eb.and(columns.map((c, i) => eb(c, '=', k[i] as KeyValue))))),
-      );
-    for (const row of (await q.execute()) as AnyRow[]) found.add(keyText(columns.map((c) => row[c])));
-  }
-  return found;
+  const rows = await rowsWithKeys(db, dialect, table, columns, keys, columns);
+  return new Set(rows.map((row) => keyText(columns.map((c) => row[c]))));
 }
 
 /** The rows whose `column` holds one of `values`, with the columns asked for. */
-export async function rowsWhereIn(
+export function rowsWhereIn(
   db: Kysely<Database>,
+  dialect: Dialect,
   table: keyof Database,
   column: string,
   values: readonly KeyValue[],
   select: readonly string[],
 ): Promise<AnyRow[]> {
-  const rows: AnyRow[] = [];
-  for (const part of chunks(values, CHUNK))
-    rows.push(
-      ...((await (db as AnyDb)
-        .selectFrom(table)
-        .select([...new Set([column, ...select])])
-        .where(column, 'in', part)
-        .execute()) as AnyRow[]),
-    );
-  return rows;
+  return rowsWithKeys(
+    db,
+    dialect,
+    table,
+    [column],
+    values.map((v) => [v]),
+    select,
+  );
 }
 
 /** The row with this key, or undefined. */
