@@ -5,7 +5,7 @@ import { type TSchema, Type } from 'typebox';
 import { rfc3339 } from '../clock.ts';
 import { daysIn, readRfc3339 } from '../http/datetime.ts';
 import { ANALYTICS_FIRST_DAY } from '../reports/dates.ts';
-import { parseNumericId } from '../store/ids.ts';
+import { NUMERIC_ID_DIGITS, parseNumericId } from '../store/ids.ts';
 
 /** Why a field was refused: the rule, and the status (400 unless said). */
 export class FieldRule extends Error {
@@ -26,14 +26,14 @@ const patterned = (pattern: string, rule: string, description: string) => {
 };
 export const ruleOfPattern = (pattern: string): string | undefined => PATTERN_RULES.get(pattern);
 
-const NUMERIC_ID = '^(0|[1-9][0-9]{0,15})$';
+const NUMERIC_ID = `^(${NUMERIC_ID_DIGITS})$`;
 const ID_RULE = 'must be a string of digits without a leading zero, below 2^53 (a numeric id)';
 
 /** A numeric id (users, games, videos, streams): digits on the wire, an integer in the store. */
 export const numericId = (description: string) => patterned(NUMERIC_ID, ID_RULE, description);
 /** A numeric id that may be absent, written "" as the wire writes it (a clip's video_id). */
 export const optionalId = (description: string) =>
-  patterned('^(|0|[1-9][0-9]{0,15})$', `must be "" or ${ID_RULE.replace('must be ', '')}`, description);
+  patterned(`^(|${NUMERIC_ID_DIGITS})$`, `must be "" or ${ID_RULE.replace('must be ', '')}`, description);
 /** A text id (clips, markers, clients, extensions): letters, digits, "-" and "_". */
 export const textId = (description: string) =>
   patterned('^[A-Za-z0-9_-]{1,100}$', 'must be 1 to 100 letters, digits, "-" or "_"', description);

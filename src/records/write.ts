@@ -8,6 +8,7 @@ import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
 import type { Dialect, Store } from '../store/db.ts';
+import { parseNumericId } from '../store/ids.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -341,8 +342,8 @@ export function keyFromText(kind: RecordKind, parts: readonly string[], where: s
   return kind.keyColumns.map((c, i) => {
     const text = parts[i] as string;
     if (!kind.numericKey.includes(c)) return text;
-    const n = /^(0|[1-9][0-9]{0,15})$/.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isSafeInteger(n))
+    const n = parseNumericId(text);
+    if (n === undefined)
       throw new RecordError(400, where, kind.kind, kind.key[i] as string, 'must be a numeric id');
     return n;
   });

@@ -3,7 +3,9 @@
 // leading zero, as the store writes them back, so that one id has one spelling on the wire and in
 // signed texts. Anything else must be refused before it reaches SQL (a bigint compared with 'abc'
 // is a PostgreSQL error): this is the one place that says what a numeric id is.
-const NUMERIC_ID = /^(0|[1-9][0-9]{0,15})$/;
+/** The spellings of a numeric id, as a regular-expression alternative (schemas build on it). */
+export const NUMERIC_ID_DIGITS = '0|[1-9][0-9]{0,15}';
+const NUMERIC_ID = new RegExp(`^(${NUMERIC_ID_DIGITS})$`);
 
 /** The id that `value` spells, or undefined when it is not a numeric id in its canonical spelling. */
 export function parseNumericId(value: string): number | undefined {
