@@ -2,7 +2,13 @@
 // (src/records/write.ts), in chunks, inside ONE transaction per input, so that a file is written
 // whole or not at all, and the first refusal names the line (or fixture entry) and the field.
 import type { Transaction } from 'kysely';
-import { type PreparedRun, prepareRuns, type RecordInput, writeRuns } from '../records/index.ts';
+import {
+  ImportedKeys,
+  type PreparedRun,
+  prepareRuns,
+  type RecordInput,
+  writeRuns,
+} from '../records/index.ts';
 import { analyzeDataTables, dropSecondaryIndexes, holdsData, runDdl, withLargeCache } from '../store/bulk.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
@@ -44,6 +50,8 @@ export async function importItems(
     await withLargeCache(store, () =>
       store.db.transaction().execute(async (trx) => {
         const intoEmpty = !(await holdsData(trx));
+        // Into an empty store, what a reference may name is what this import wrote before it.
+        const imported = intoEmpty ? new ImportedKeys() : undefined;
         let deferred: string[] | undefined;
         // The next chunk is read and prepared while the store works on this one (on PostgreSQL the
         // process would otherwise wait for the database with nothing to do). Only reading and the
@@ -56,7 +64,7 @@ export async function importItems(
           const { runs, records, bytes } = r.value;
           if (intoEmpty && !deferred && records >= CHUNK)
             deferred = await dropSecondaryIndexes(trx, store.dialect);
-          await writeRuns(store, runs, { mode: 'create', trx });
+          await writeRuns(store, runs, { mode: 'create', trx, imported });
           for (const { kind, wheres } of runs) tally.add(kind, wheres.length);
           tally.read(bytes);
         }

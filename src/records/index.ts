@@ -3,6 +3,7 @@ export { RECORD_KINDS, type RecordKind, recordKind, recordKindByPlural } from '.
 export { type RecordPage, readRecordPage, readRecords } from './read.ts';
 export {
   deleteRecord,
+  ImportedKeys,
   keyFromText,
   type PreparedRun,
   prepareRuns,

@@ -3,7 +3,7 @@
 // derived data true through the store's triggers (subscription totals: migration 004; the games'
 // live counts: migration 008). A call is one transaction (or runs inside the caller's): a refusal
 // anywhere leaves the store as it was.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
@@ -41,6 +41,11 @@ export interface WriteOptions {
   trx?: Transaction<Database>;
   /** return the records as written (as reading them back would give them); default: none */
   echo?: boolean;
+  /**
+   * an import into a store that held no data when `trx` began: references are checked against
+   * the keys it wrote (see ImportedKeys) instead of looked up
+   */
+  imported?: ImportedKeys;
 }
 
 /** A refused record: `<where>: <kind> <field>: <rule>`, answered in the Helix error body. */
@@ -211,16 +216,33 @@ function runsOf(prepared: readonly PreparedRecord[]): PreparedRun[] {
 /** Checks every item's shape and rules (not the store): its runs, or the first item's refusal. */
 export const prepareRuns = (items: readonly RecordInput[]): PreparedRun[] => runsOf(items.map(prepareRecord));
 
-/** Writes a run of one kind's records, after checking them against the store. */
-async function writeRun(
+/**
+ * The keys of the referenced kinds (users, games, videos...) that an import wrote into a store that
+ * held no data when its transaction began. Then a reference names a record exactly when it names
+ * one of these, and a set answers what a lookup in a table of millions of rows would: the import
+ * checks its references in memory. Only the kinds that references name are kept (a few hundred
+ * thousand keys for a million clips), never the clips' or the follows'.
+ */
+export class ImportedKeys {
+  readonly #keys = new Map<string, Set<KeyValue>>(
+    [...new Set(RECORD_KINDS.flatMap((k) => k.refs.map((r) => r.kind)))].map((kind) => [kind, new Set()]),
+  );
+
+  /** the keys written of a referenced kind (undefined: no reference names that kind) */
+  of(kind: string): Set<KeyValue> | undefined {
+    return this.#keys.get(kind);
+  }
+}
+
+/** Refuses a run's first record whose key or unique value is repeated in the run or taken in the store. */
+async function checkKeys(
   trx: Transaction<Database>,
   run: PreparedRun,
+  kind: RecordKind,
   mode: WriteMode,
-  insert: ReturnType<typeof inserter>,
   dialect: Dialect,
 ): Promise<void> {
-  const kind = recordKind(run.kind) as RecordKind;
-  const refuse = (i: number, status: 400 | 404 | 409, field: string, rule: string) =>
+  const refuse = (i: number, status: 404 | 409, field: string, rule: string) =>
     new RecordError(status, run.wheres[i] as string, kind.kind, field, rule);
   const keyValues = (i: number) => (run.keys[i] as KeyValue[]).map((v) => String(v)).join(', ');
 
@@ -265,39 +287,84 @@ async function writeRun(
         );
     }
   }
+}
 
+/** Refuses a run's first record that names a record the store does not hold. */
+async function checkRefs(
+  trx: Transaction<Database>,
+  run: PreparedRun,
+  kind: RecordKind,
+  dialect: Dialect,
+  imported: ImportedKeys | undefined,
+): Promise<void> {
   for (const [f, ref] of kind.refs.entries()) {
     const target = recordKind(ref.kind) as RecordKind;
     const named = run.refs[f] as (KeyValue | null)[];
-    const values = [...new Set(named.filter((v) => v !== null))];
-    if (values.length === 0) continue;
-    const col = target.keyColumns[0] as string;
-    const found = new Set(
-      (await rowsWhereIn(trx, dialect, target.table, col, values, [])).map((row) => row[col]),
-    );
-    named.forEach((v, i) => {
+    let found = imported?.of(target.kind);
+    if (!found) {
+      const values = [...new Set(named.filter((v) => v !== null))];
+      if (values.length === 0) continue;
+      const col = target.keyColumns[0] as string;
+      found = new Set(
+        (await rowsWhereIn(trx, dialect, target.table, col, values, [])).map((row) => row[col]),
+      );
+    }
+    for (const [i, v] of named.entries())
       if (v !== null && !found.has(v))
-        throw refuse(
-          i,
+        throw new RecordError(
           404,
+          run.wheres[i] as string,
+          kind.kind,
           ref.field,
           `names no ${target.kind} (${v}): ${target.plural} must exist before the records that name them`,
         );
-    });
   }
+}
+
+/**
+ * Writes a run of one kind's records, after checking them against the store.
+ *
+ * A create needs no lookup of its keys and unique values beforehand: the store's primary keys and
+ * unique constraints refuse a taken one as the rows go in (an import of a million records saves a
+ * lookup per record). Only then, after rolling back to a savepoint taken before the insert, does
+ * `checkKeys` find which record it was, to name it. Replace and upsert need to know which keys
+ * exist first.
+ */
+async function writeRun(
+  trx: Transaction<Database>,
+  run: PreparedRun,
+  opts: WriteOptions,
+  insert: ReturnType<typeof inserter>,
+  dialect: Dialect,
+): Promise<void> {
+  const kind = recordKind(run.kind) as RecordKind;
+  const { mode, imported } = opts;
+  if (mode !== 'create') await checkKeys(trx, run, kind, mode, dialect);
+  await checkRefs(trx, run, kind, dialect, imported);
 
   const insertOnly = kind.insertOnly ?? {};
+  const rows = { table: kind.table, columns: run.columns, json: run.json };
+  if (mode === 'create') await sql`savepoint helixd_run`.execute(trx);
   try {
-    await insert(
-      { table: kind.table, columns: run.columns, json: run.json },
-      mode === 'create' ? undefined : { key: kind.order, keep: Object.keys(insertOnly) },
-    );
+    await insert(rows, mode === 'create' ? undefined : { key: kind.order, keep: Object.keys(insertOnly) });
+    if (mode === 'create') await sql`release savepoint helixd_run`.execute(trx);
   } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    if (mode === 'create') {
+      await sql`rollback to savepoint helixd_run`.execute(trx);
+      await checkKeys(trx, run, kind, mode, dialect);
+    }
     // Another writer took a key or a unique value between the checks above and the insert.
-    if (isUniqueViolation(err))
-      throw refuse(0, 409, keyField(kind), 'conflicts with a record written at the same time: try again');
-    throw err;
+    throw new RecordError(
+      409,
+      run.wheres[0] as string,
+      kind.kind,
+      keyField(kind),
+      'conflicts with a record written at the same time: try again',
+    );
   }
+  const keys = imported?.of(kind.kind);
+  if (keys) for (const key of run.keys) keys.add(key[0] as KeyValue);
 }
 
 /**
@@ -312,7 +379,7 @@ export async function writeRuns(
 ): Promise<void> {
   const write = async (trx: Transaction<Database>) => {
     const insert = inserter(trx, store.dialect);
-    for (const run of runs) await writeRun(trx, run, opts.mode, insert, store.dialect);
+    for (const run of runs) await writeRun(trx, run, opts, insert, store.dialect);
   };
   if (opts.trx) await write(opts.trx);
   else await store.db.transaction().execute(write);

@@ -10,7 +10,7 @@ import { Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli.ts';
 import { CHUNK } from '../../src/io/import.ts';
-import { RECORD_KINDS } from '../../src/records/index.ts';
+import { RECORD_KINDS, type RecordKind, recordKind } from '../../src/records/index.ts';
 import {
   cliDb,
   forEachStore,
@@ -30,6 +30,7 @@ const lines = (ndjson: string): Line[] =>
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l));
+const recordKindOf = (l: Line) => recordKind(l.kind) as RecordKind;
 const ndjson = (ls: readonly Line[]) => ls.map((l) => `${JSON.stringify(l)}\n`).join('');
 
 forEachStore('helixd import and helixd export (command line)', (kind: StoreKind) => {
@@ -178,6 +179,88 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       const json = await helixd(['export', '--db', source, '--json']);
       assert.equal(json.code, 1);
       assert.match(json.stderr, /--json needs --out/);
+    });
+  });
+
+  describe('refusals into an empty store leave it empty', () => {
+    // Into a store that holds nothing, references are checked against the keys the import wrote
+    // before them, and keys and unique values by the store's own constraints: the refusal must
+    // still name the line, the field and the rule, on every chunk.
+    let db: string;
+    let all: Line[];
+    before(async () => {
+      db = await emptyStore();
+      all = lines(exported);
+      assert.ok(all.length > 3 * CHUNK, 'the input spans several chunks');
+    });
+
+    const refused = async (name: string, input: readonly Line[], message: RegExp) => {
+      const r = await helixd(['import', file(name, ndjson(input)), '--db', db]);
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(r.stderr, message);
+      assert.match(r.stderr, /\(nothing was imported\)\n$/);
+      assert.equal(await exportOf(db), '', 'the store is still empty');
+    };
+
+    it('a reference to a record the file does not hold, in a middle chunk: its line and field', async () => {
+      const bad = structuredClone(all);
+      const at = bad.findIndex((l, i) => i >= 2 * CHUNK && recordKindOf(l).refs.length > 0);
+      assert.ok(at > 0);
+      const line = bad[at] as Line;
+      const ref = recordKindOf(line).refs[0] as { field: string; kind: string };
+      const missing = (recordKind(ref.kind) as RecordKind).numericKey.length
+        ? '987654321987'
+        : 'nosuchrecord';
+      line.data[ref.field] = missing;
+      await refused(
+        'empty-reference.ndjson',
+        bad,
+        new RegExp(
+          `^helixd: line ${at + 1}: ${line.kind} ${ref.field}: names no ${ref.kind} \\(${missing}\\)`,
+        ),
+      );
+    });
+
+    it('a reference to a record that comes later in the file: the line that names it', async () => {
+      // The first user moved to the end: the first line that names it is refused.
+      const [first, ...others] = all;
+      const id = (first as Line).data.id;
+      const at = others.findIndex((l) => recordKindOf(l).refs.some((r) => l.data[r.field] === id));
+      assert.ok(at > 0, 'a record names the first user');
+      await refused(
+        'empty-order.ndjson',
+        [...others, first as Line],
+        new RegExp(`^helixd: line ${at + 1}: \\w+ \\w+: names no user \\(${id}\\): users must exist before`),
+      );
+    });
+
+    it('a key that an earlier chunk wrote, repeated on the last line: its line and key', async () => {
+      const again = all[1] as Line;
+      await refused(
+        'empty-duplicate.ndjson',
+        [...all, again],
+        new RegExp(
+          `^helixd: line ${all.length + 1}: user id: a user with this key \\(${again.data.id}\\) already exists`,
+        ),
+      );
+    });
+
+    it('a unique value repeated within a chunk: its line and the line it repeats', async () => {
+      const bad = structuredClone(all);
+      (bad[3] as Line).data.login = (bad[2] as Line).data.login;
+      await refused(
+        'empty-login.ndjson',
+        bad,
+        new RegExp(
+          `^helixd: line 4: user login: repeats the login of line 3 \\(${(bad[2] as Line).data.login}\\)`,
+        ),
+      );
+    });
+
+    it('the same input, whole, imports', async () => {
+      const r = await helixd(['import', file('empty-good.ndjson', ndjson(all)), '--db', db]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(await exportOf(db), exported);
     });
   });
 
