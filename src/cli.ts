@@ -1,5 +1,6 @@
 // The helixd command line. Each command returns an exit code; errors go to stderr as one clear
 // line and exit 1, never a stack trace for a user mistake.
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { Command, Option } from 'commander';
 import { isScope, splitScopes } from './auth/scopes.ts';
 import { mintToken, randomId, sha256 } from './auth/tokens.ts';
 import { nowSeconds } from './clock.ts';
+import { servePrimary, serveWorker, untilStopSignal } from './cluster.ts';
 import {
   type Config,
   ConfigError,
@@ -109,17 +111,20 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       '--log-level <level>',
       `fatal|error|warn|info|debug|trace|silent, default info ${env('logLevel')}`,
     )
+    .option(
+      '--workers <n>',
+      `processes serving the port: a number, or auto (one per core), default 1 ${env('workers')}`,
+    )
+    .option(
+      '--drain <duration>',
+      `on SIGTERM or SIGINT, how long /readyz answers 503 before the listener closes, default 5s ${env('drain')}`,
+    )
     .action(async (opts) => {
-      const running = await startServer(configFrom(opts));
-      await new Promise<void>((resolve) => {
-        const onSignal = () => {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          running.stop().then(resolve, resolve);
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-      });
+      if (cluster.isWorker) return serveWorker();
+      const config = configFrom(opts);
+      if (config.workers > 1) return servePrimary(config);
+      const running = await startServer(config);
+      await untilStopSignal(config, running.stop);
     });
 
   program

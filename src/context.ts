@@ -3,6 +3,7 @@ import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { RateLimiter } from './http/ratelimit.ts';
 import type { Links } from './links.ts';
+import type { DrainState } from './shutdown.ts';
 import type { Store } from './store/db.ts';
 import type { UserNames } from './store/users.ts';
 
@@ -21,4 +22,6 @@ export interface AppContext {
   readonly tokens: TokenCache;
   /** users' logins and display names by id, change-safe (src/store/users.ts) */
   readonly userNames: UserNames;
+  /** the server is draining before it stops (src/shutdown.ts): /readyz answers 503 */
+  readonly drain: DrainState;
 }

@@ -91,15 +91,16 @@ export function describeError(
   if (err instanceof HelixError) return { status: err.status, message: err.message, headers: err.headers };
   if ((err as FastifyError).validation)
     return { status: 400, message: validationMessage((err as FastifyError).validation as AjvError[]) };
+  const s = (err as FastifyError).statusCode;
+  // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding
+  // ...): their messages describe the request, never the server. First: a body the client stopped
+  // sending ("aborted", ECONNRESET) is the client's doing, not a lost store.
+  if (typeof s === 'number' && s >= 400 && s < 500)
+    return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
   if (isStoreUnavailable(err)) {
     req.log.error({ err }, 'store unavailable');
     return { status: 503, message: 'The service is temporarily unavailable' };
   }
-  const s = (err as FastifyError).statusCode;
-  // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding
-  // ...): their messages describe the request, never the server.
-  if (typeof s === 'number' && s >= 400 && s < 500)
-    return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
   req.log.error({ err }, 'unhandled error');
   return { status: 500, message: 'Internal Server Error' };
 }

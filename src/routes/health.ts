@@ -23,11 +23,14 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
         ...probeSchema('The store answers'),
         response: {
           200: { ...okSchema, description: 'The store answers' },
-          503: { ...helixErrorBody, description: 'The store is not reachable' },
+          503: { ...helixErrorBody, description: 'The store is not reachable, or the server is draining' },
         },
       },
     },
     async (req, reply) => {
+      // First: a load balancer must stop sending here even while the store answers.
+      if (ctx.drain.draining)
+        return reply.code(503).send(errorBody(503, 'Draining: this instance is shutting down'));
       try {
         await ctx.store.ping();
         return { status: 'ok' };

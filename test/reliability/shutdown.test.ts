@@ -1,0 +1,175 @@
+// Stopping `helixd serve` drops nothing it accepted (src/shutdown.ts), through the real program:
+// - under load, with a load balancer that stops sending once /readyz answers 503: every request is
+//   answered 200, /readyz answers 503 (saying it drains) while the server still serves, responses
+//   during the drain close their connection, and the process exits 0 within its deadline;
+// - with no drain and clients that ignore /readyz: every request sent on a connection the server
+//   kept open is answered 200, none is reset; what fails is new connections to a closed listener;
+// - a client sending its body a byte every few seconds gets a 408 at the body time limit and does
+//   not hold the stop.
+// The store plays no part in how connections close: SQLite only.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { REQUEST_TIMEOUT_SECONDS, SHUTDOWN_GRACE_SECONDS } from '../../src/shutdown.ts';
+import { type Answer, request, type Served, serve, sleep } from './serve.ts';
+
+const CONNECTIONS = 200;
+/** Slack on top of a deadline for a loaded machine; the deadline itself is what is checked. */
+const SLACK_S = 5;
+
+interface Outcome {
+  id: string;
+  at: number;
+  answer?: Answer;
+  error?: string;
+  /** the request that failed went on a connection that had carried one before */
+  reused?: boolean;
+}
+
+/**
+ * CONNECTIONS clients, each sending requests one after another on its keep-alive connection until
+ * `keepGoing` says no or a request fails. Resolves once every client has had one answer.
+ */
+async function load(s: Served, keepGoing: () => boolean) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const outcomes: Outcome[] = [];
+  const headers = { authorization: `Bearer ${s.appToken}`, 'client-id': s.clientId };
+  const client = async (c: number) => {
+    for (let n = 0; keepGoing(); n++) {
+      const id = `load-${c}-${n}`;
+      try {
+        const answer = await request(s.port, '/helix/games/top?first=5', {
+          agent,
+          headers: { ...headers, 'x-request-id': id },
+        });
+        outcomes.push({ id, at: Date.now(), answer });
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException & { reusedSocket: boolean };
+        outcomes.push({ id, at: Date.now(), error: e.code ?? String(e), reused: e.reusedSocket });
+        return;
+      }
+    }
+  };
+  const clients = Array.from({ length: CONNECTIONS }, (_, c) => client(c));
+  while (new Set(outcomes.map((o) => o.id.split('-')[1])).size < CONNECTIONS) await sleep(20);
+  return {
+    outcomes,
+    done: async () => {
+      await Promise.all(clients);
+      agent.destroy();
+    },
+  };
+}
+
+/** The ids of the requests the server read (its log says so for every one). */
+const readByServer = (s: Served) =>
+  new Set(
+    s
+      .logs()
+      .filter((l) => l.msg === 'incoming request' && l.reqId?.startsWith('load-'))
+      .map((l) => l.reqId as string),
+  );
+
+// Two at a time: the slow client mostly waits, beside one of the others.
+describe('helixd serve: stopping drops nothing it accepted', { concurrency: 2 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'helixd-shutdown-'));
+  // A store each: servers that start at once would each find an empty store to seed.
+  let stores = 0;
+  const freshDb = () => join(dir, `helixd-${++stores}.db`);
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a body sent a byte every 2 s gets a 408 at the time limit and does not hold SIGTERM', {
+    timeout: 90_000,
+  }, async () => {
+    const drain = 1;
+    const s = await serve(['--db', freshDb(), '--drain', `${drain}s`]);
+    const socket = connect(s.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (d) => {
+      received += d;
+    });
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => {});
+    socket.write(
+      'POST /oauth2/token HTTP/1.1\r\nHost: helixd\r\nContent-Type: application/x-www-form-urlencoded\r\n' +
+        'Content-Length: 100\r\n\r\n',
+    );
+    const drip = setInterval(() => socket.writable && socket.write('a'), 2000);
+    await sleep(1000);
+    const signalled = Date.now();
+    s.child.kill('SIGTERM');
+    await closed;
+    clearInterval(drip);
+    assert.match(received, /^HTTP\/1\.1 408 /, received);
+    assert.match(received, /"status":408/);
+    const exit = await s.exited;
+    assert.equal(exit.code, 0, s.out().slice(-2000));
+    assert.ok(exit.at - signalled < (REQUEST_TIMEOUT_SECONDS + 1 + SLACK_S) * 1000);
+    assert.doesNotMatch(s.out(), /"level":50/, 'nothing is logged as an error');
+  });
+
+  it('SIGTERM under load: /readyz 503 during the drain, every request answered 200, exit 0', {
+    timeout: 90_000,
+  }, async () => {
+    const drain = 5;
+    const s = await serve(['--db', freshDb(), '--rate-limit', '0', '--drain', `${drain}s`]);
+    let sending = true;
+    const { outcomes, done } = await load(s, () => sending);
+    const signalled = Date.now();
+    s.child.kill('SIGTERM');
+    // The load balancer: checks /readyz on connections of its own and stops sending shortly after
+    // the first 503, well inside the drain.
+    let readyz: Answer;
+    do {
+      readyz = await request(s.port, '/readyz');
+      if (readyz.status !== 503) await sleep(50);
+    } while (readyz.status !== 503);
+    assert.match(JSON.parse(readyz.body).message, /draining/i);
+    await sleep(300);
+    sending = false;
+    await done();
+    const exit = await s.exited;
+
+    const failed = outcomes.filter((o) => o.answer?.status !== 200);
+    assert.deepEqual(failed.slice(0, 5), [], `${failed.length} of ${outcomes.length} requests failed`);
+    const duringDrain = outcomes.filter((o) => o.at > signalled);
+    assert.ok(duringDrain.length > 0, 'requests were still served after SIGTERM');
+    assert.ok(
+      duringDrain.some((o) => o.answer?.headers.connection === 'close'),
+      'answers during the drain close their connection',
+    );
+    // Every answer the server sent arrived: as many requests read as answered.
+    assert.equal(readByServer(s).size, outcomes.length);
+    assert.equal(exit.code, 0, s.out().slice(-2000));
+    assert.ok(exit.at - signalled < (drain + SHUTDOWN_GRACE_SECONDS + SLACK_S) * 1000);
+  });
+
+  it('no drain, clients that ignore /readyz: every request sent on an open connection is answered 200', {
+    timeout: 90_000,
+  }, async () => {
+    const s = await serve(['--db', freshDb(), '--rate-limit', '0', '--drain', '0']);
+    const { outcomes, done } = await load(s, () => true);
+    s.child.kill('SIGTERM');
+    await done();
+    const exit = await s.exited;
+    assert.equal(exit.code, 0, s.out().slice(-2000));
+
+    // An answer means the server read the request: it must be a 200. A request sent on a connection
+    // the server had kept open after an answer must be answered too: a reset there is the request
+    // the client had already sent when the server closed the connection. What fails is a new
+    // connection: refused by the closed listener, or reset in its queue of connections not yet
+    // accepted; the server never read a request on it.
+    const answeredNot200 = outcomes.filter((o) => o.answer && o.answer.status !== 200);
+    assert.deepEqual(answeredNot200.slice(0, 5), [], `${answeredNot200.length} answers were not 200`);
+    const reset = outcomes.filter((o) => o.error && o.reused);
+    assert.deepEqual(reset.slice(0, 5), [], `${reset.length} requests on kept-open connections failed`);
+    const read = readByServer(s);
+    const lost = outcomes.filter((o) => o.error && read.has(o.id));
+    assert.deepEqual(lost.slice(0, 5), [], `${lost.length} requests the server read got no answer`);
+    assert.ok(outcomes.length > CONNECTIONS);
+  });
+});
