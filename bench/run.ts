@@ -9,9 +9,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SPEC_SCOPES } from '../src/auth/scopes.ts';
@@ -19,10 +18,10 @@ import { mintToken } from '../src/auth/tokens.ts';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
+import { freePort, procStatus, ROOT, runTimed, stopChild, waitReady } from './children.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'helixd.js');
 /** Bench data is generated relative to a fixed day, so a kept store stays the same store. */
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
@@ -67,96 +66,6 @@ for (const [k, v] of Object.entries({ users, seed, seconds, warmup, connections 
   if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: a whole number is needed`);
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
-
-// ---- child processes -----------------------------------------------------------------------------
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => res(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
-
-function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** User plus system CPU time of a process so far (Linux /proc, 100 ticks a second). */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs a command to completion; returns its wall time and the peak RSS seen while it ran. */
-async function runTimed(
-  cmd: string,
-  argv: string[],
-): Promise<{ seconds: number; cpuSeconds: number | undefined; peakRss: number | undefined; output: string }> {
-  const started = performance.now();
-  const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
-  let peak: number | undefined;
-  let cpu: number | undefined;
-  const poll = setInterval(() => {
-    const hwm = child.pid ? procStatus(child.pid, 'VmHWM') : undefined;
-    if (hwm !== undefined) peak = Math.max(peak ?? 0, hwm);
-    cpu = (child.pid ? cpuSeconds(child.pid) : undefined) ?? cpu;
-  }, 100);
-  const code = await new Promise<number | null>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', res);
-  });
-  clearInterval(poll);
-  if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
-  return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
-}
-
-async function waitReady(base: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`helixd exited with ${child.exitCode} before it was ready`);
-    try {
-      const res = await fetch(`${base}/readyz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`helixd was not ready after ${timeoutMs} ms`);
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((res) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      res();
-    });
-    child.kill('SIGINT');
-  });
-}
 
 // ---- the store -----------------------------------------------------------------------------------
 

@@ -34,8 +34,12 @@ const RESTART_FIRST_MS = 100;
 const RESTART_MAX_MS = 10_000;
 const RESTART_WINDOW_MS = 60_000;
 
-/** Seconds after which a stop that has not finished ends the process (a bug, or a stuck close). */
-const stopBackstop = (config: Config) => config.drain + SHUTDOWN_GRACE_SECONDS + 5;
+/**
+ * Seconds after the stop signal when a worker still running is killed, and then when a process
+ * still running exits: each process cuts its requests at drain + grace itself, so only a bug or a
+ * stuck close gets there.
+ */
+const stopBackstop = (config: Config, extra: number) => config.drain + SHUTDOWN_GRACE_SECONDS + extra;
 
 /**
  * Resolves once `stop` has finished after SIGINT or SIGTERM. The first signal drains
@@ -48,9 +52,9 @@ export function untilStopSignal(config: Config, stop: Stop, print: Print = defau
       signals++;
       if (signals === 1)
         setTimeout(() => {
-          print(`helixd: not stopped ${stopBackstop(config)} s after the signal; exiting`);
+          print(`helixd: not stopped ${stopBackstop(config, 5)} s after the signal; exiting`);
           process.exit(1);
-        }, stopBackstop(config) * 1000).unref();
+        }, stopBackstop(config, 5) * 1000).unref();
       stop({ drain: signals === 1 }).then(() => {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
@@ -106,7 +110,7 @@ class Workers {
     return [...this.#listening].map((w) => w.process.pid as number);
   }
 
-  /** Starts every worker; rejects (and stops the others) if one exits before it listens. */
+  /** Starts every worker; rejects if one exits before it listens (the caller stops the others). */
   async start(prepared: Prepared): Promise<void> {
     this.#prepared = prepared;
     cluster.setupPrimary({ exec: BIN, args: ['serve'] });
@@ -174,7 +178,7 @@ class Workers {
     // Each worker keeps its own deadline; this one is for a worker that does not.
     const backstop = setTimeout(() => {
       for (const w of all) if (!w.isDead()) w.process.kill('SIGKILL');
-    }, stopBackstop(this.#config) * 1000);
+    }, stopBackstop(this.#config, 2) * 1000);
     await Promise.all(exited);
     clearTimeout(backstop);
   }
