@@ -11,14 +11,20 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SPEC_SCOPES } from '../src/auth/scopes.ts';
-import { mintToken } from '../src/auth/tokens.ts';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
-import { freePort, procStatus, ROOT, runTimed, stopChild, waitReady } from './children.ts';
+import {
+  benchTokens,
+  freePort,
+  printHelp,
+  procStatus,
+  ROOT,
+  runTimed,
+  stopChild,
+  waitReady,
+} from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 
@@ -44,15 +50,7 @@ const { values: args } = parseArgs({
   },
 });
 
-if (args.help) {
-  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
-  const head = lines.slice(
-    0,
-    lines.findIndex((l) => !l.startsWith('//')),
-  );
-  process.stdout.write(`${head.map((l) => l.replace(/^\/\/ ?/, '')).join('\n')}\n`);
-  process.exit(0);
-}
+if (args.help) printHelp(import.meta.url);
 
 const quick = args.quick;
 const users = Number(args.users ?? (quick ? 2000 : 100_000));
@@ -309,25 +307,7 @@ async function main(): Promise<void> {
   else if (reused) say('  seeding: not measured (the store was already seeded)');
 
   // 2. tokens, minted straight into the store (the token command would start a process per user)
-  const now = Math.floor(Date.now() / 1000);
-  const ttl = 24 * 3600;
-  const app = await mintToken(store.db, { kind: 'app', clientId: info.demoClientId, scopes: [], ttl, now });
-  const userTokens = new Map<number, Promise<string>>();
-  const tokenFor = (userId: number): Promise<string> => {
-    let t = userTokens.get(userId);
-    if (!t) {
-      t = mintToken(store.db, {
-        kind: 'user',
-        clientId: info.demoClientId,
-        userId,
-        scopes: SPEC_SCOPES,
-        ttl,
-        now,
-      }).then((m) => m.access_token);
-      userTokens.set(userId, t);
-    }
-    return t;
-  };
+  const { appToken, tokenFor } = await benchTokens(store.db, info.demoClientId);
 
   // 3. helixd, timed from spawn to the first 200 from /readyz
   const port = await freePort();
@@ -364,7 +344,7 @@ async function main(): Promise<void> {
       base,
       db: store.db,
       anchor: info.anchor,
-      appToken: app.access_token,
+      appToken,
       clientId: info.demoClientId,
       tokenFor,
       walkPages,

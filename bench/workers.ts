@@ -8,17 +8,14 @@
 //                --generator wrk|autocannon
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SPEC_SCOPES } from '../src/auth/scopes.ts';
-import { mintToken } from '../src/auth/tokens.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { openStore } from '../src/store/db.ts';
-import { freePort, ROOT, runTimed, stopChild, waitReady } from './children.ts';
+import { benchTokens, freePort, printHelp, ROOT, runTimed, stopChild, waitReady } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
 import { getJson, type MixContext, OPERATIONS } from './queries.ts';
 
@@ -38,15 +35,7 @@ const { values: args } = parseArgs({
     help: { type: 'boolean', default: false },
   },
 });
-if (args.help) {
-  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
-  const head = lines.slice(
-    0,
-    lines.findIndex((l) => !l.startsWith('//')),
-  );
-  process.stdout.write(`${head.map((l) => l.replace(/^\/\/ ?/, '')).join('\n')}\n`);
-  process.exit(0);
-}
+if (args.help) printHelp(import.meta.url);
 const users = Number(args.users);
 const rounds = Number(args.rounds);
 const seconds = Number(args.seconds);
@@ -137,26 +126,7 @@ async function main(): Promise<void> {
   if (!info) throw new Error(`${db} holds no demo data: delete it to seed it again`);
 
   // 2. tokens in the store, then the mix: the first pages of every operation (bench/queries.ts)
-  const now = Math.floor(Date.now() / 1000);
-  const ttl = 24 * 3600;
-  const app = await mintToken(store.db, { kind: 'app', clientId: info.demoClientId, scopes: [], ttl, now });
-  const userTokens = new Map<number, Promise<string>>();
-  const tokenFor = (userId: number) => {
-    let t = userTokens.get(userId);
-    if (!t) {
-      const minted = mintToken(store.db, {
-        kind: 'user',
-        clientId: info.demoClientId,
-        userId,
-        scopes: SPEC_SCOPES,
-        ttl,
-        now,
-      });
-      t = minted.then((m) => m.access_token);
-      userTokens.set(userId, t);
-    }
-    return t;
-  };
+  const { appToken, tokenFor } = await benchTokens(store.db, info.demoClientId);
   const builder = await startHelixd(db, 1);
   const mix: BenchRequest[] = [];
   try {
@@ -164,7 +134,7 @@ async function main(): Promise<void> {
       base: builder.base,
       db: store.db,
       anchor: info.anchor,
-      appToken: app.access_token,
+      appToken,
       clientId: info.demoClientId,
       tokenFor,
       walkPages: 20,
