@@ -4,17 +4,18 @@
 //   during the drain close their connection, and the process exits 0 within its deadline;
 // - with no drain and clients that ignore /readyz: every request sent on a connection the server
 //   kept open is answered 200, none is reset; what fails is new connections to a closed listener;
-// - a client sending its body a byte every few seconds gets a 408 at the body time limit and does
-//   not hold the stop.
+// - a client sending its body, or its headers, a byte every few seconds gets a 408 at the time limit
+//   and does not hold the stop;
+// - a request still in progress at the hard deadline is cut, and that is logged.
 // The store plays no part in how connections close: SQLite only.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent } from 'node:http';
-import { connect } from 'node:net';
+import { Agent, createServer } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { REQUEST_TIMEOUT_SECONDS, SHUTDOWN_GRACE_SECONDS } from '../../src/shutdown.ts';
+import { REQUEST_TIMEOUT_SECONDS, SHUTDOWN_GRACE_SECONDS, Shutdown } from '../../src/shutdown.ts';
 import { type Answer, request, type Served, serve, sleep } from './serve.ts';
 
 const CONNECTIONS = 200;
@@ -65,6 +66,24 @@ async function load(s: Served, keepGoing: () => boolean) {
   };
 }
 
+/** A connection that sends `head`, then `drip` every 2 s; resolves with what it received once closed. */
+function dripping(port: number, head: string, drip: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  let received = '';
+  socket.on('data', (d) => {
+    received += d;
+  });
+  socket.on('error', () => {});
+  socket.write(head);
+  const timer = setInterval(() => socket.writable && socket.write(drip), 2000);
+  return new Promise((resolve) =>
+    socket.once('close', () => {
+      clearInterval(timer);
+      resolve(received);
+    }),
+  );
+}
+
 /** The ids of the requests the server read (its log says so for every one). */
 const readByServer = (s: Served) =>
   new Set(
@@ -82,34 +101,55 @@ describe('helixd serve: stopping drops nothing it accepted', { concurrency: 2 },
   const freshDb = () => join(dir, `helixd-${++stores}.db`);
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a body sent a byte every 2 s gets a 408 at the time limit and does not hold SIGTERM', {
+  it('a body, or headers, sent a byte every 2 s get a 408 at the time limit and do not hold SIGTERM', {
     timeout: 90_000,
   }, async () => {
     const drain = 1;
     const s = await serve(['--db', freshDb(), '--drain', `${drain}s`]);
-    const socket = connect(s.port, '127.0.0.1');
-    let received = '';
-    socket.on('data', (d) => {
-      received += d;
-    });
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.on('error', () => {});
-    socket.write(
+    const slowBody = dripping(
+      s.port,
       'POST /oauth2/token HTTP/1.1\r\nHost: helixd\r\nContent-Type: application/x-www-form-urlencoded\r\n' +
         'Content-Length: 100\r\n\r\n',
+      'a',
     );
-    const drip = setInterval(() => socket.writable && socket.write('a'), 2000);
+    const slowHeaders = dripping(s.port, 'GET /healthz HTTP/1.1\r\nHost: helixd\r\nX-Slow: ', 'b');
     await sleep(1000);
     const signalled = Date.now();
     s.child.kill('SIGTERM');
-    await closed;
-    clearInterval(drip);
-    assert.match(received, /^HTTP\/1\.1 408 /, received);
-    assert.match(received, /"status":408/);
+    for (const received of await Promise.all([slowBody, slowHeaders])) {
+      assert.match(received, /^HTTP\/1\.1 408 /, received);
+      assert.match(received, /"status":408/);
+    }
     const exit = await s.exited;
     assert.equal(exit.code, 0, s.out().slice(-2000));
     assert.ok(exit.at - signalled < (REQUEST_TIMEOUT_SECONDS + 1 + SLACK_S) * 1000);
     assert.doesNotMatch(s.out(), /"level":50/, 'nothing is logged as an error');
+  });
+
+  it('a request still in progress at the deadline is cut, and the cut is logged', {
+    timeout: 30_000,
+  }, async () => {
+    // No route of helixd takes that long: a server of Node's own whose handler never answers.
+    let reached = () => {};
+    const inProgress = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const server = createServer(() => reached());
+    const shutdown = new Shutdown();
+    shutdown.attach(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const hanging = request(port, '/').catch((err: NodeJS.ErrnoException) => err.code);
+    await inProgress;
+    const warned: { cut: number; msg: string }[] = [];
+    await shutdown.run(0, 1, {
+      info: () => {},
+      warn: (o, msg) => warned.push({ ...(o as { cut: number }), msg }),
+    });
+    assert.deepEqual(warned, [
+      { cut: 1, msg: 'shutdown deadline: 1 request(s) still in progress after 1 s were cut' },
+    ]);
+    assert.equal(await hanging, 'ECONNRESET');
   });
 
   it('SIGTERM under load: /readyz 503 during the drain, every request answered 200, exit 0', {
