@@ -1,7 +1,8 @@
 // Stopping `helixd serve` drops nothing it accepted (src/shutdown.ts), through the real program:
-// - under load, with a load balancer that stops sending once /readyz answers 503: every request is
-//   answered 200, /readyz answers 503 (saying it drains) while the server still serves, responses
-//   during the drain close their connection, and the process exits 0 within its deadline;
+// - under load (one process, and --workers 2), with a load balancer that stops sending once
+//   /readyz answers 503: every request is answered 200, /readyz answers 503 (saying it drains)
+//   while the server still serves, responses during the drain close their connection, and the
+//   process exits 0 within its deadline;
 // - with no drain and clients that ignore /readyz: every request sent on a connection the server
 //   kept open is answered 200, none is reset; what fails is new connections to a closed listener;
 // - a client sending its body, or its headers, a byte every few seconds gets a 408 at the time limit
@@ -152,41 +153,45 @@ describe('helixd serve: stopping drops nothing it accepted', { concurrency: 2 },
     assert.equal(await hanging, 'ECONNRESET');
   });
 
-  it('SIGTERM under load: /readyz 503 during the drain, every request answered 200, exit 0', {
-    timeout: 90_000,
-  }, async () => {
-    const drain = 5;
-    const s = await serve(['--db', freshDb(), '--rate-limit', '0', '--drain', `${drain}s`]);
-    let sending = true;
-    const { outcomes, done } = await load(s, () => sending);
-    const signalled = Date.now();
-    s.child.kill('SIGTERM');
-    // The load balancer: checks /readyz on connections of its own and stops sending shortly after
-    // the first 503, well inside the drain.
-    let readyz: Answer;
-    do {
-      readyz = await request(s.port, '/readyz');
-      if (readyz.status !== 503) await sleep(50);
-    } while (readyz.status !== 503);
-    assert.match(JSON.parse(readyz.body).message, /draining/i);
-    await sleep(300);
-    sending = false;
-    await done();
-    const exit = await s.exited;
+  for (const workers of [1, 2])
+    it(`SIGTERM under load, --workers ${workers}: /readyz 503 during the drain, every request answered 200, exit 0`, {
+      timeout: 90_000,
+    }, async () => {
+      const drain = 5;
+      const s = await serve(
+        ['--db', freshDb(), '--rate-limit', '0', '--drain', `${drain}s`, '--workers', String(workers)],
+        workers,
+      );
+      let sending = true;
+      const { outcomes, done } = await load(s, () => sending);
+      const signalled = Date.now();
+      s.child.kill('SIGTERM');
+      // The load balancer: checks /readyz on connections of its own and stops sending shortly after
+      // the first 503, well inside the drain.
+      let readyz: Answer;
+      do {
+        readyz = await request(s.port, '/readyz');
+        if (readyz.status !== 503) await sleep(50);
+      } while (readyz.status !== 503);
+      assert.match(JSON.parse(readyz.body).message, /draining/i);
+      await sleep(300);
+      sending = false;
+      await done();
+      const exit = await s.exited;
 
-    const failed = outcomes.filter((o) => o.answer?.status !== 200);
-    assert.deepEqual(failed.slice(0, 5), [], `${failed.length} of ${outcomes.length} requests failed`);
-    const duringDrain = outcomes.filter((o) => o.at > signalled);
-    assert.ok(duringDrain.length > 0, 'requests were still served after SIGTERM');
-    assert.ok(
-      duringDrain.some((o) => o.answer?.headers.connection === 'close'),
-      'answers during the drain close their connection',
-    );
-    // Every answer the server sent arrived: as many requests read as answered.
-    assert.equal(readByServer(s).size, outcomes.length);
-    assert.equal(exit.code, 0, s.out().slice(-2000));
-    assert.ok(exit.at - signalled < (drain + SHUTDOWN_GRACE_SECONDS + SLACK_S) * 1000);
-  });
+      const failed = outcomes.filter((o) => o.answer?.status !== 200);
+      assert.deepEqual(failed.slice(0, 5), [], `${failed.length} of ${outcomes.length} requests failed`);
+      const duringDrain = outcomes.filter((o) => o.at > signalled);
+      assert.ok(duringDrain.length > 0, 'requests were still served after SIGTERM');
+      assert.ok(
+        duringDrain.some((o) => o.answer?.headers.connection === 'close'),
+        'answers during the drain close their connection',
+      );
+      // Every answer the server sent arrived: as many requests read as answered.
+      assert.equal(readByServer(s).size, outcomes.length);
+      assert.equal(exit.code, 0, s.out().slice(-2000));
+      assert.ok(exit.at - signalled < (drain + SHUTDOWN_GRACE_SECONDS + SLACK_S) * 1000);
+    });
 
   it('no drain, clients that ignore /readyz: every request sent on an open connection is answered 200', {
     timeout: 90_000,
