@@ -35,6 +35,8 @@ export interface Config {
   readonly logLevel: string;
   /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
   readonly adminToken: string | undefined;
+  /** the bearer token /metrics asks for; unset: /metrics is open */
+  readonly metricsToken: string | undefined;
 }
 
 export type ConfigInput = Partial<Record<keyof Config, string | number | boolean | undefined>>;
@@ -58,9 +60,10 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   fixtures: 'HELIXD_FIXTURES',
   logLevel: 'HELIXD_LOG_LEVEL',
   adminToken: 'HELIXD_ADMIN_TOKEN',
+  metricsToken: 'HELIXD_METRICS_TOKEN',
 };
 
-/** The shortest admin token accepted: long enough that guessing it is hopeless. */
+/** The shortest admin or metrics token accepted: long enough that guessing it is hopeless. */
 export const MIN_ADMIN_TOKEN = 32;
 
 export class ConfigError extends Error {}
@@ -90,6 +93,15 @@ function bool(v: string | number | boolean, name: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(s)) return true;
   if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
   throw new ConfigError(`${name}: "${v}" must be true or false`);
+}
+
+/** A bearer token of helixd's own (admin, metrics): unset, or at least MIN_ADMIN_TOKEN characters. */
+function secretToken(v: string | number | boolean | undefined, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  const token = String(v);
+  if (token.length < MIN_ADMIN_TOKEN)
+    throw new ConfigError(`${name}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  return token;
 }
 
 function url(v: string, name: string): string {
@@ -145,10 +157,8 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const logLevel = String(pick('logLevel') ?? 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
-  const adminRaw = pick('adminToken');
-  const adminToken = adminRaw === undefined ? undefined : String(adminRaw);
-  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN)
-    throw new ConfigError(`${label('adminToken')}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  const adminToken = secretToken(pick('adminToken'), label('adminToken'));
+  const metricsToken = secretToken(pick('metricsToken'), label('metricsToken'));
 
   return Object.freeze({
     port,
@@ -169,5 +179,6 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     fixtures,
     logLevel,
     adminToken,
+    metricsToken,
   });
 }

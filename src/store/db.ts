@@ -21,7 +21,7 @@
 
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.ts';
 import { FastSqliteDialect, FastSqliteDriver } from './sqlite-driver.ts';
@@ -39,9 +39,34 @@ export interface Store {
    * undefined where no such number exists, and nothing may be cached.
    */
   changeEpoch(): number | undefined;
+  /**
+   * Calls `listener` after every query the store runs, with its duration (Kysely's log event);
+   * returns what stops it. Metrics read query times this way (src/http/metrics.ts).
+   */
+  onQuery(listener: QueryListener): () => void;
   /** resolves when the store answers a trivial query */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export type QueryListener = (event: LogEvent) => void;
+
+/**
+ * The `log` option of a store's Kysely instance, which times every query, and the subscription to
+ * it. The instance is built before any app that reads its times (the store outlives apps in tests
+ * and is opened before the app in server.ts), so listeners come and go.
+ */
+function queryLog() {
+  const listeners = new Set<QueryListener>();
+  return {
+    log(event: LogEvent) {
+      for (const l of listeners) l(event);
+    },
+    onQuery(listener: QueryListener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
 }
 
 export interface StoreOptions {
@@ -69,7 +94,8 @@ function openSqlite(file: string): Store {
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
   const driver = new FastSqliteDriver(conn);
-  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
+  const queries = queryLog();
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver), log: queries.log });
   // data_version moves when another connection commits to the file, never for this connection's
   // own writes, which the driver counts. The sum of the two counters moves when either does.
   const dataVersion = conn.prepare('pragma data_version').pluck();
@@ -87,6 +113,7 @@ function openSqlite(file: string): Store {
       }
       return otherCommits + driver.writes;
     },
+    onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -133,7 +160,8 @@ function openPostgres(opts: StoreOptions): Store {
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection (or fails with 503).
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const queries = queryLog();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queries.log });
   return {
     db,
     dialect: 'postgres',
@@ -141,6 +169,7 @@ function openPostgres(opts: StoreOptions): Store {
     // Instances share no memory, and a NOTIFY would reach them a moment after a change commits:
     // nothing is cached, every request reads the store.
     changeEpoch: () => undefined,
+    onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -1,0 +1,138 @@
+// What /metrics reports (Prometheus text format), every metric defined here and nowhere else. Each
+// app has its own registry, so that several apps in one process (tests) count apart; the process's
+// own figures (CPU, memory, event loop, GC: prom-client's default metrics) live in one registry per
+// process, since they describe the process whichever app serves them, and their collectors (a GC
+// observer, an event-loop monitor) are never stopped once started.
+//
+// Several processes (node:cluster) aggregate with prom-client's AggregatorRegistry: each worker's
+// `registries` are what it hands to the primary. Every metric here sums across workers (counters,
+// histograms); the default metrics carry their own rule.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { LogEvent } from 'kysely';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Store } from '../store/db.ts';
+import type { Principal } from './access.ts';
+
+/** The `operation` of a request that matched no route: raw URLs would make label values unbounded. */
+export const UNMATCHED_OPERATION = 'unmatched';
+
+// Answers take from well under a millisecond (a page from SQLite) to seconds (a cold PostgreSQL);
+// prom-client's default buckets start at 5 ms, where most of helixd's answers are already done.
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const QUERY_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+
+let processRegistry: Registry | undefined;
+
+/** The process's own figures (prom-client's default metrics), started once per process. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** A statement's kind from its first word: a bounded label, whatever the SQL text. */
+function statementOf(sql: string): string {
+  const word = /^\s*(\w+)/.exec(sql)?.[1]?.toLowerCase();
+  return word === 'select' || word === 'insert' || word === 'update' || word === 'delete' || word === 'with'
+    ? word
+    : 'other';
+}
+
+export class AppMetrics {
+  readonly registry = new Registry();
+
+  readonly #requests = new Counter({
+    name: 'helixd_http_requests_total',
+    help: 'Requests answered, by method, operation (the route pattern) and status',
+    labelNames: ['method', 'operation', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #requestSeconds = new Histogram({
+    name: 'helixd_http_request_duration_seconds',
+    help: 'Time from a request to the end of its answer, by method and operation (the route pattern)',
+    labelNames: ['method', 'operation'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly #querySeconds = new Histogram({
+    name: 'helixd_store_query_duration_seconds',
+    help: "Time the store took to run a query, by the statement's first word and its outcome (ok, error)",
+    labelNames: ['statement', 'outcome'] as const,
+    buckets: QUERY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly #refusals = new Counter({
+    name: 'helixd_rate_limit_refusals_total',
+    help: 'Requests refused with 429 because their bucket was empty, by bucket kind (app, user)',
+    labelNames: ['bucket'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #tokenLookups = new Counter({
+    name: 'helixd_token_cache_lookups_total',
+    help: 'Access-token lookups, by whether the token was kept in memory (hit) or read from the store (miss)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #stopQueries: () => void;
+
+  constructor(store: Store) {
+    processMetrics();
+    // Known label values start at 0, so that a rate over them exists before the first event.
+    for (const result of ['hit', 'miss']) this.#tokenLookups.inc({ result }, 0);
+    for (const bucket of ['app', 'user']) this.#refusals.inc({ bucket }, 0);
+    this.#stopQueries = store.onQuery((event) => this.#query(event));
+  }
+
+  /** Every registry whose metrics /metrics shows (what a cluster worker hands to AggregatorRegistry). */
+  get registries(): Registry[] {
+    return [this.registry, processMetrics()];
+  }
+
+  /** Counts an answered request (a Fastify onResponse hook). */
+  readonly onResponse = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const method = req.method;
+    const operation = req.routeOptions.url ?? UNMATCHED_OPERATION;
+    this.#requests.inc({ method, operation, status: reply.statusCode });
+    this.#requestSeconds.observe({ method, operation }, reply.elapsedTime / 1000);
+    done();
+  };
+
+  readonly tokenLookup = (hit: boolean): void => {
+    this.#tokenLookups.inc({ result: hit ? 'hit' : 'miss' });
+  };
+
+  readonly rateLimitRefusal = (principal: Principal): void => {
+    this.#refusals.inc({ bucket: principal.kind });
+  };
+
+  #query(event: LogEvent): void {
+    this.#querySeconds.observe(
+      { statement: statementOf(event.query.sql), outcome: event.level === 'query' ? 'ok' : 'error' },
+      event.queryDurationMillis / 1000,
+    );
+  }
+
+  /** The Prometheus text of every registry. */
+  async text(): Promise<string> {
+    const texts = await Promise.all(this.registries.map((r) => r.metrics()));
+    return texts.join('\n');
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Stops hearing the store's queries (the store may outlive the app). */
+  close(): void {
+    this.#stopQueries();
+  }
+}
