@@ -122,6 +122,17 @@ forEachStore('/metrics', (kind: StoreKind) => {
     assert.ok(find(samples, 'nodejs_heap_size_used_bytes').length === 1);
   });
 
+  it('counts every answer however many come between two reads', async () => {
+    // More than one batch (src/http/metrics.ts) of answers and of queries.
+    for (let i = 0; i < 600; i++) assert.equal((await t.get('/readyz')).statusCode, 200);
+    const now = await scrape(t);
+    assert.equal(value(now, 'helixd_http_requests_total', { operation: '/readyz', status: '200' }), 600);
+    assert.equal(value(now, 'helixd_http_request_duration_seconds_count', { operation: '/readyz' }), 600);
+    const selects = (s: Sample[]) =>
+      value(s, 'helixd_store_query_duration_seconds_count', { statement: 'select', outcome: 'ok' });
+    assert.equal(selects(now) - selects(samples), 600);
+  });
+
   it('is open without a metrics token, and in /openapi.json under its own tag as text/plain', async () => {
     const doc = JSON.parse((await t.get('/openapi.json')).body);
     const op = doc.paths['/metrics'].get;
