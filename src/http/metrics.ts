@@ -4,9 +4,10 @@
 // process, since they describe the process whichever app serves them, and their collectors (a GC
 // observer, an event-loop monitor) are never stopped once started.
 //
-// Several processes (node:cluster) aggregate with prom-client's AggregatorRegistry: each worker's
-// `registries` are what it hands to the primary. Every metric here sums across workers (counters,
-// histograms); the default metrics carry their own rule.
+// Several processes (node:cluster) aggregate with prom-client's AggregatorRegistry: a worker hands
+// its app's `registries` to AggregatorRegistry.setRegistries, and answers the primary once it has
+// constructed an AggregatorRegistry of its own (the constructor installs the listener). Every metric
+// here sums across workers (counters, histograms); the default metrics carry their own rule.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledQuery, LogEvent } from 'kysely';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
