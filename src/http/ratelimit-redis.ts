@@ -68,7 +68,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       this.down = true;
     });
     this.redis.on('ready', () => {
-      if (this.down) this.log?.info('redis reachable again');
+      if (this.down) this.log?.warn('redis reachable again');
       this.down = false;
     });
     this.redis.defineCommand('helixdTake', { numberOfKeys: 1, lua: TAKE });
