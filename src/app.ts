@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
 import { registerDocs } from './http/openapi.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
@@ -37,6 +38,8 @@ export interface AppDeps {
   secret: string;
   /** false in tests that don't want request logs */
   logger?: boolean;
+  /** where the JSON log lines go; default stdout (tests read them) */
+  logStream?: NodeJS.WritableStream;
   /** where rate-limit buckets live; default: Redis when config.redisUrl is set, else this process's memory */
   rateLimitStore?: RateLimitStore;
   /**
@@ -66,7 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     userNames: new UserNames(deps.store),
   };
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: deps.config.logLevel },
+    ...(deps.logger === false ? { logger: false } : loggerOptions(deps.config.logLevel, deps.logStream)),
     // Behind a load balancer the request id comes from it when present.
     requestIdHeader: 'x-request-id',
     // Bodies are only small token-service forms.

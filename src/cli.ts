@@ -13,6 +13,7 @@ import {
   type Config,
   ConfigError,
   type ConfigInput,
+  type ConfigOption,
   ENV_NAMES,
   loadConfig,
   parseDuration,
@@ -34,7 +35,7 @@ import { findUserByLoginOrId } from './store/users.ts';
 
 class UsageError extends Error {}
 
-const env = (k: keyof Config) => `(env ${ENV_NAMES[k]})`;
+const env = (k: ConfigOption) => `(env ${ENV_NAMES[k]})`;
 
 function dbOption() {
   return new Option('--db <url>', `SQLite file path or postgres:// URL ${env('db')}, also DATABASE_URL`);
@@ -42,7 +43,7 @@ function dbOption() {
 
 function configFrom(opts: Record<string, unknown>): Config {
   const flags: ConfigInput = {};
-  for (const k of Object.keys(ENV_NAMES) as (keyof Config)[]) {
+  for (const k of Object.keys(ENV_NAMES) as ConfigOption[]) {
     const v = opts[k];
     if (v !== undefined) flags[k] = v as string | number | boolean;
   }
@@ -81,7 +82,11 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
 
   program
     .command('serve', { isDefault: true })
-    .description('serve the API (seeds demo data on the first start with an empty store)')
+    .description('serve the API (development: seeds demo data on the first start with an empty store)')
+    .option(
+      '--profile <profile>',
+      `development (demo data, mock-server routes, tokens printed) or production, default development ${env('profile')}`,
+    )
     .option('-p, --port <port>', `port to listen on, default 8080 ${env('port')}`)
     .option('--host <host>', `address to listen on, default 127.0.0.1 ${env('host')}`)
     .addOption(dbOption())
@@ -114,11 +119,13 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       `deadline of every store query and Redis command (500ms, 2s), then 503; default 2s ${env('queryTimeout')}`,
     )
     .action(async (opts) => {
-      const running = await startServer(configFrom(opts));
+      // The banner to stderr: stdout carries the JSON log lines alone.
+      const running = await startServer(configFrom(opts), (l) => io.stderr.write(`${l}\n`));
       await new Promise<void>((resolve) => {
-        const onSignal = () => {
+        const onSignal = (signal: NodeJS.Signals) => {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
+          running.app.log.info({ signal }, 'shutting down: no new connections, requests in flight finish');
           running.stop().then(resolve, resolve);
         };
         process.on('SIGINT', onSignal);

@@ -2,7 +2,23 @@
 // defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
 // process.env.
 
+/**
+ * `development` (the default): demo data, the mock-server routes, tokens printed at start.
+ * `production`: none of those; --secret and --public-url required (README "Production").
+ */
+export const PROFILES = ['development', 'production'] as const;
+export type Profile = (typeof PROFILES)[number];
+
 export interface Config {
+  readonly profile: Profile;
+  /**
+   * Decided by the profile, here and nowhere else: development's shortcuts to credentials without
+   * proof of who one is. /units/clients (the demo clients' secrets, no token), POST /auth/authorize
+   * (any user's token), the consent page with the authorization_code grant it feeds (helixd has no
+   * sign-in: whoever reaches the page acts as any user), and the demo secret and tokens printed at
+   * start. Off in production.
+   */
+  readonly devShortcuts: boolean;
   readonly port: number;
   readonly host: string;
   /** a SQLite file path or a postgres:// URL */
@@ -28,7 +44,7 @@ export interface Config {
   /** seed and size of the demo data written on the first start with an empty store */
   readonly seed: number;
   readonly users: number;
-  /** don't seed demo data on the first start */
+  /** don't seed demo data on the first start (always so in production) */
   readonly skipSeed: boolean;
   /** start from the world in this file (a fixture document or NDJSON) instead of demo data */
   readonly fixtures: string | undefined;
@@ -39,9 +55,15 @@ export interface Config {
   readonly queryTimeout: number;
 }
 
-export type ConfigInput = Partial<Record<keyof Config, string | number | boolean | undefined>>;
+/** What the profile decides: never an option of its own. */
+type Derived = 'devShortcuts';
+/** The options, each a flag and an environment variable. */
+export type ConfigOption = Exclude<keyof Config, Derived>;
 
-export const ENV_NAMES: Record<keyof Config, string> = {
+export type ConfigInput = Partial<Record<ConfigOption, string | number | boolean | undefined>>;
+
+export const ENV_NAMES: Record<ConfigOption, string> = {
+  profile: 'HELIXD_PROFILE',
   port: 'HELIXD_PORT',
   host: 'HELIXD_HOST',
   db: 'HELIXD_DB',
@@ -122,14 +144,32 @@ function url(v: string, name: string): string {
  * environment. `DATABASE_URL` is honoured after `HELIXD_DB`, as many hosts set it.
  */
 export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
-  const pick = (k: keyof Config) => {
+  const pick = (k: ConfigOption) => {
     const f = flags[k];
     if (f !== undefined) return f;
     const e = env[ENV_NAMES[k]];
     return e !== undefined && e !== '' ? e : undefined;
   };
-  const label = (k: keyof Config) =>
+  const label = (k: ConfigOption) =>
     `${ENV_NAMES[k]} / --${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+  const profile = String(pick('profile') ?? 'development') as Profile;
+  if (!PROFILES.includes(profile))
+    throw new ConfigError(`${label('profile')}: "${profile}" is not a profile (${PROFILES.join(' or ')})`);
+  const production = profile === 'production';
+  if (production) {
+    // Every instance must sign cursors and report URLs alike, and report URLs must name the address
+    // callers use: a generated secret and a guessed URL are development's conveniences.
+    const why = {
+      secret: 'the signing secret every instance shares',
+      publicUrl: "this server's base URL as callers reach it",
+    } as const;
+    const missing = (['secret', 'publicUrl'] as const).filter((k) => pick(k) === undefined);
+    if (missing.length)
+      throw new ConfigError(
+        `the production profile needs ${missing.map((k) => `${label(k)} (${why[k]})`).join(' and ')}`,
+      );
+  }
 
   const port = int(pick('port') ?? 8080, label('port'), 0, 65535);
   const host = String(pick('host') ?? '127.0.0.1');
@@ -154,7 +194,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const appTokenTtl = parseDuration(String(pick('appTokenTtl') ?? '60d'), label('appTokenTtl'));
   const seed = int(pick('seed') ?? 1, label('seed'), 0, 2 ** 31 - 1);
   const users = int(pick('users') ?? 200, label('users'), 10, 10_000_000);
-  const skipSeed = bool(pick('skipSeed') ?? false, label('skipSeed'));
+  const skipSeed = production || bool(pick('skipSeed') ?? false, label('skipSeed'));
   const fixturesRaw = pick('fixtures');
   const fixtures = fixturesRaw === undefined ? undefined : String(fixturesRaw);
   const logLevel = String(pick('logLevel') ?? 'info');
@@ -167,6 +207,8 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const queryTimeout = parseDurationMs(String(pick('queryTimeout') ?? '2s'), label('queryTimeout'));
 
   return Object.freeze({
+    profile,
+    devShortcuts: !production,
     port,
     host,
     db,

@@ -33,11 +33,11 @@ type Print = (line: string) => void;
 
 /**
  * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
- * listens, and prints how to call it.
+ * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone.
  */
 export async function startServer(
   requested: Config,
-  print: Print = (l) => process.stdout.write(`${l}\n`),
+  print: Print = (l) => process.stderr.write(`${l}\n`),
 ): Promise<Running> {
   const config = await withConcretePort(requested);
   let store = openStore({ url: config.db });
@@ -69,8 +69,11 @@ export async function startServer(
     if (config.fixtures) {
       const loaded = fixture ? `loaded ${fixture.rows} records` : 'already loaded';
       print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
-    } else if (info) await printBanner(store, config, clock, info, url, print);
-    else print(`helixd: serving ${url} (store ${store.location}, no demo data)`);
+    } else if (info && config.devShortcuts) await printBanner(store, config, clock, info, url, print);
+    else
+      print(
+        `helixd: serving ${url} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
+      );
 
     let stopping: Promise<void> | undefined;
     const stop = () => {

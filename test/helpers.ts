@@ -116,6 +116,8 @@ export interface TestAppOptions {
   now?: number;
   /** config overrides, as flags */
   config?: Record<string, string | number | boolean>;
+  /** where the app's JSON log lines go; default: no logs */
+  logs?: NodeJS.WritableStream;
 }
 
 export interface TestApp {
@@ -172,7 +174,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     store: temp.store,
     clock,
     secret: config.secret as string,
-    logger: false,
+    ...(o.logs ? { logStream: o.logs } : { logger: false }),
     beforeRoutes: (a) =>
       a.addHook('onSend', async (req, reply, payload) => {
         const body =

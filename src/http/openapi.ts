@@ -44,8 +44,9 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
           bearer: {
             type: 'http',
             scheme: 'bearer',
-            description:
-              'An access token of the token service: an app access token (client_credentials) or a user access token (authorization code, implicit flow, or POST /auth/authorize)',
+            description: config.devShortcuts
+              ? 'An access token of the token service: an app access token (client_credentials) or a user access token (authorization code, implicit flow, or POST /auth/authorize)'
+              : 'An access token of the token service: an app access token (client_credentials) or a user access token (from the operator, `helixd token --user`, renewed with its refresh token)',
           },
           clientId: {
             type: 'apiKey',

@@ -27,7 +27,8 @@ function startServe(
   });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
-    child.stdout?.on('data', () => {
+    // The banner comes on stderr (stdout carries the JSON log lines alone).
+    child.stderr?.on('data', () => {
       const curl = /^\s*(curl .*)$/m.exec(out)?.[1];
       const url = /serving (http:\/\/\S+)/.exec(out)?.[1];
       if (curl && url) {
