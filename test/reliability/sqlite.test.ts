@@ -43,7 +43,7 @@ describe('a SQLite file that goes away or stops taking writes', () => {
   let helixd: Helixd | undefined;
   let token: string;
 
-  /** A new helixd on a new store; the cases that leave the file usable share one. */
+  /** A new helixd on a new store. The cases below share one, in order: the last two leave it unusable. */
   async function serve(file = db) {
     await helixd?.stop();
     for (const f of ['', '-wal', '-shm']) rmSync(file + f, { force: true });
@@ -113,7 +113,7 @@ describe('a SQLite file that goes away or stops taking writes', () => {
   });
 
   it('deleted: not ready, writes refused', async () => {
-    const h = await serve();
+    const h = helixd as Helixd;
     for (const f of ['', '-wal', '-shm']) rmSync(db + f, { force: true });
     await assertNotReady(h, 'store', /file was deleted/);
     await writesRefused(h, token, 'deleted');
