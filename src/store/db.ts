@@ -82,13 +82,13 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma(`busy_timeout = ${Math.ceil(queryTimeout)}`);
-  // A file deleted, replaced or made unwritable under the server refuses writes (src/store/sqlite-file.ts).
-  const fileProblem = watchFile(file);
-  const checkFile = () => {
-    const problem = fileProblem?.();
+  // A file deleted or replaced under the server refuses writes; /readyz also reports a file that
+  // cannot take them (src/store/sqlite-file.ts).
+  const watch = watchFile(file);
+  const refuse = (problem: string | undefined) => {
     if (problem) throw new UnavailableError('store', problem);
   };
-  const driver = new FastSqliteDriver(conn, checkFile);
+  const driver = new FastSqliteDriver(conn, watch && (() => refuse(watch.moved())));
   const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
   // data_version moves when another connection commits to the file, never for this connection's
   // own writes, which the driver counts. The sum of the two counters moves when either does.
@@ -109,7 +109,7 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
     },
     async ping() {
       await sql`select 1`.execute(db);
-      checkFile();
+      refuse(watch?.problem());
     },
     async close() {
       await db.destroy();

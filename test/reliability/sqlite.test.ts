@@ -70,6 +70,8 @@ describe('a SQLite file that goes away or stops taking writes', () => {
     try {
       await assertNotReady(h, 'store', /read-only/);
       await writesRefused(h, token, 'read-only');
+      // The write itself failed (SQLite's own error, mapped to a 503): the file was still there.
+      assert.match(h.output(), /store unavailable: (I\/O error|is read-only)/);
     } finally {
       readOnly(false);
     }
@@ -147,6 +149,7 @@ describe('a SQLite file that goes away or stops taking writes', () => {
       try {
         await assertNotReady(h, 'store', /disk is full/);
         await writesRefused(h, token, 'full disk');
+        assert.match(h.output(), /store unavailable: disk is full/);
       } finally {
         unlinkSync(filler);
       }
