@@ -59,7 +59,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     links: new Links(deps.config.siteUrl),
     rateLimiter: new RateLimiter(
       deps.rateLimitStore ??
-        (deps.config.redisUrl ? new RedisRateLimitStore(deps.config.redisUrl) : new MemoryRateLimitStore()),
+        (deps.config.redisUrl
+          ? new RedisRateLimitStore(deps.config.redisUrl, { commandTimeout: deps.config.queryTimeout })
+          : new MemoryRateLimitStore()),
       deps.config.rateLimit,
       deps.clock,
     ),
@@ -86,6 +88,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Every request schema is compiled with helixd's strict reading of query-string text.
   app.setValidatorCompiler(compileValidator);
   app.addHook('onClose', () => ctx.rateLimiter.close());
+  ctx.rateLimiter.watch(app.log);
   // A client may send its request and then close its side of the connection (`printf ... | nc -N`,
   // a replay that half-closes): it must still get the answer. Node's HTTP server aborts the request
   // on that half-close unless told otherwise, so an answer that takes a query to the store was lost.

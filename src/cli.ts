@@ -114,6 +114,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       '--log-level <level>',
       `fatal|error|warn|info|debug|trace|silent, default info ${env('logLevel')}`,
     )
+    .option(
+      '--query-timeout <duration>',
+      `deadline of every store query and Redis command (500ms, 2s), then 503; default 2s ${env('queryTimeout')}`,
+    )
     .action(async (opts) => {
       // The banner to stderr: stdout carries the JSON log lines alone.
       const running = await startServer(configFrom(opts), (l) => io.stderr.write(`${l}\n`));

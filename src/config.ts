@@ -51,6 +51,8 @@ export interface Config {
   readonly logLevel: string;
   /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
   readonly adminToken: string | undefined;
+  /** deadline of every store query and Redis command while serving, milliseconds (src/unavailable.ts) */
+  readonly queryTimeout: number;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -80,6 +82,7 @@ export const ENV_NAMES: Record<ConfigOption, string> = {
   fixtures: 'HELIXD_FIXTURES',
   logLevel: 'HELIXD_LOG_LEVEL',
   adminToken: 'HELIXD_ADMIN_TOKEN',
+  queryTimeout: 'HELIXD_QUERY_TIMEOUT',
 };
 
 /** The shortest admin token accepted: long enough that guessing it is hopeless. */
@@ -97,6 +100,18 @@ export function parseDuration(v: string | number, name = 'duration'): number {
   const seconds = n * unit;
   if (seconds <= 0) throw new ConfigError(`${name}: must be longer than 0`);
   return seconds;
+}
+
+/** The longest --query-timeout: a day, far below what a timer can hold (2^31 ms). */
+const MAX_QUERY_TIMEOUT_MS = 86_400_000;
+
+/** Parses a duration as parseDuration does, or in milliseconds (`500ms`), into milliseconds. */
+export function parseDurationMs(v: string | number, name = 'duration'): number {
+  const m = typeof v === 'string' ? /^(\d+)\s*ms$/.exec(v.trim()) : null;
+  const ms = m ? Number(m[1]) : parseDuration(v, name) * 1000;
+  if (ms <= 0) throw new ConfigError(`${name}: must be longer than 0`);
+  if (ms > MAX_QUERY_TIMEOUT_MS) throw new ConfigError(`${name}: must be at most 1d`);
+  return ms;
 }
 
 function int(v: string | number | boolean, name: string, min: number, max: number): number {
@@ -189,6 +204,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const adminToken = adminRaw === undefined ? undefined : String(adminRaw);
   if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN)
     throw new ConfigError(`${label('adminToken')}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  const queryTimeout = parseDurationMs(String(pick('queryTimeout') ?? '2s'), label('queryTimeout'));
 
   return Object.freeze({
     profile,
@@ -211,5 +227,6 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     fixtures,
     logLevel,
     adminToken,
+    queryTimeout,
   });
 }

@@ -40,7 +40,7 @@ export async function startServer(
   print: Print = (l) => process.stderr.write(`${l}\n`),
 ): Promise<Running> {
   const config = await withConcretePort(requested);
-  const store = openStore({ url: config.db });
+  let store = openStore({ url: config.db });
   try {
     const clock = clockFor(config);
     await migrateOrThrow(store);
@@ -58,6 +58,10 @@ export async function startServer(
     await deleteDeadTokens(store.db, now);
     await deleteExpiredCodes(store.db, now);
     const secret = await resolveSecret(store, config.secret);
+    // Requests get a deadline on every query; the start-up work above has none (a large seed or
+    // fixture writes for as long as it takes), so the store is opened again with it.
+    await store.close();
+    store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
     const app = await buildApp({ config, store, clock, secret });
     await app.listen({ port: config.port, host: config.host });
     const url = config.publicUrl;
