@@ -31,6 +31,7 @@ import { openStore, type Store } from './store/db.ts';
 import { parseNumericId } from './store/ids.ts';
 import { migrateOrThrow } from './store/migrate.ts';
 import { findUserByLoginOrId } from './store/users.ts';
+import { VERSION } from './version.ts';
 
 class UsageError extends Error {}
 
@@ -76,6 +77,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
   const program = new Command('helixd')
     .description('A self-hostable server for a live-streaming platform read API (Twitch Helix wire format)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .version(VERSION, '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
 
