@@ -78,6 +78,13 @@ function median(xs: number[]): number {
   return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
+/** Per build: ms to /readyz, CPU ms used by then, ms of --help. */
+interface Figures {
+  readyz: number[];
+  cpu: number[];
+  help: number[];
+}
+
 const ms = (v: number) => `${Math.round(v)} ms`;
 const load = () =>
   loadavg()
@@ -94,15 +101,13 @@ async function main(): Promise<void> {
   }
   say(`helixd start-up, ${runs} runs of each; ${cpus().length} CPUs, load average ${load()} at start`);
 
-  const figures = new Map(
-    BUILDS.map((b) => [b.name, { readyz: [] as number[], cpu: [] as number[], help: [] as number[] }]),
-  );
+  const figures = new Map<string, Figures>(BUILDS.map((b) => [b.name, { readyz: [], cpu: [], help: [] }]));
   for (let run = 0; run <= runs; run++) {
     for (const build of BUILDS) {
       const ready = await serveUntilReady(build.bin, db);
       const help = await timedRun([build.bin, '--help']);
       if (run === 0) continue; // warms the file cache and this process's fetch
-      const f = figures.get(build.name) as { readyz: number[]; cpu: number[]; help: number[] };
+      const f = figures.get(build.name) as Figures;
       f.readyz.push(ready.ms);
       if (ready.cpuMs !== undefined) f.cpu.push(ready.cpuMs);
       f.help.push(help);
@@ -111,16 +116,28 @@ async function main(): Promise<void> {
 
   say(`load average ${load()} at end`);
   say();
-  say('                      median (min-max)          CPU at /readyz (median)');
-  for (const build of BUILDS) {
-    const f = figures.get(build.name) as { readyz: number[]; cpu: number[]; help: number[] };
-    const range = (xs: number[]) => `${ms(median(xs))} (${ms(Math.min(...xs))}-${ms(Math.max(...xs))})`;
+  const widths = [10, 15, 9, 16];
+  const row = (cells: string[]) =>
     say(
-      `${build.name.padEnd(9)} /readyz 200  ${range(f.readyz).padEnd(26)}${f.cpu.length ? ms(median(f.cpu)) : '?'}`,
+      cells
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('')
+        .trimEnd(),
     );
-    say(`${build.name.padEnd(9)} --help       ${range(f.help)}`);
+  row(['build', 'start', 'median', 'min-max', 'CPU used by /readyz (median)']);
+  for (const build of BUILDS) {
+    const f = figures.get(build.name) as Figures;
+    const range = (xs: number[]) => `${Math.round(Math.min(...xs))}-${ms(Math.max(...xs))}`;
+    row([
+      build.name,
+      'serve /readyz',
+      ms(median(f.readyz)),
+      range(f.readyz),
+      f.cpu.length ? ms(median(f.cpu)) : '?',
+    ]);
+    row([build.name, '--help', ms(median(f.help)), range(f.help)]);
   }
-  const compiled = figures.get('compiled') as { readyz: number[]; help: number[] };
+  const compiled = figures.get('compiled') as Figures;
   const verdict = (v: number, budget: number) => `${ms(v)}: ${v < budget ? 'met' : 'missed'}`;
   say();
   say(
