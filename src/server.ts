@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
-import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
+import { type Clock, clockFor, nowSeconds } from './clock.ts';
 import type { Config } from './config.ts';
 import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
@@ -17,10 +17,6 @@ import { migrateOrThrow } from './store/migrate.ts';
 import { resolveSecret } from './store/settings.ts';
 import { deleteDeadTokens } from './store/tokens.ts';
 import { findUserById } from './store/users.ts';
-
-export function clockFor(config: Config): Clock {
-  return config.now ? startingAt(Date.parse(config.now)) : systemClock;
-}
 
 export interface Running {
   app: FastifyInstance;
