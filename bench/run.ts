@@ -9,7 +9,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +18,7 @@ import { mintToken } from '../src/auth/tokens.ts';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
+import { cpuSeconds, freePort, stopChild, waitReady } from './child.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 
@@ -70,32 +70,10 @@ const say = (line = '') => process.stdout.write(`${line}\n`);
 
 // ---- child processes -----------------------------------------------------------------------------
 
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => res(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
-
 function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** User plus system CPU time of a process so far (Linux /proc, 100 ticks a second). */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return undefined;
   }
@@ -129,33 +107,6 @@ async function runTimed(
   clearInterval(poll);
   if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
   return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
-}
-
-async function waitReady(base: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`helixd exited with ${child.exitCode} before it was ready`);
-    try {
-      const res = await fetch(`${base}/readyz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`helixd was not ready after ${timeoutMs} ms`);
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((res) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      res();
-    });
-    child.kill('SIGINT');
-  });
 }
 
 // ---- the store -----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
 import { AppMetrics } from './http/metrics.ts';
 import { registerDocs } from './http/openapi.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
@@ -39,6 +40,8 @@ export interface AppDeps {
   secret: string;
   /** false in tests that don't want request logs */
   logger?: boolean;
+  /** where the JSON log lines go; default stdout (tests read them) */
+  logStream?: NodeJS.WritableStream;
   /** where rate-limit buckets live; default: Redis when config.redisUrl is set, else this process's memory */
   rateLimitStore?: RateLimitStore;
   /**
@@ -59,7 +62,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     links: new Links(deps.config.siteUrl),
     rateLimiter: new RateLimiter(
       deps.rateLimitStore ??
-        (deps.config.redisUrl ? new RedisRateLimitStore(deps.config.redisUrl) : new MemoryRateLimitStore()),
+        (deps.config.redisUrl
+          ? new RedisRateLimitStore(deps.config.redisUrl, { commandTimeout: deps.config.queryTimeout })
+          : new MemoryRateLimitStore()),
       deps.config.rateLimit,
       deps.clock,
       metrics.rateLimitRefusal,
@@ -69,7 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
   };
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: deps.config.logLevel },
+    ...(deps.logger === false ? { logger: false } : loggerOptions(deps.config.logLevel, deps.logStream)),
     // Behind a load balancer the request id comes from it when present.
     requestIdHeader: 'x-request-id',
     // Bodies are only small token-service forms.
@@ -88,6 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Every request schema is compiled with helixd's strict reading of query-string text.
   app.setValidatorCompiler(compileValidator);
   app.addHook('onClose', () => ctx.rateLimiter.close());
+  ctx.rateLimiter.watch(app.log);
   app.addHook('onClose', async () => metrics.close());
   // Before any route, so that every answer is counted (unmatched ones included).
   app.addHook('onResponse', metrics.onResponse);

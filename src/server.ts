@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
-import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
+import { type Clock, clockFor, nowSeconds } from './clock.ts';
 import type { Config } from './config.ts';
 import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
@@ -18,10 +18,6 @@ import { resolveSecret } from './store/settings.ts';
 import { deleteDeadTokens } from './store/tokens.ts';
 import { findUserById } from './store/users.ts';
 
-export function clockFor(config: Config): Clock {
-  return config.now ? startingAt(Date.parse(config.now)) : systemClock;
-}
-
 export interface Running {
   app: FastifyInstance;
   store: Store;
@@ -33,14 +29,14 @@ type Print = (line: string) => void;
 
 /**
  * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
- * listens, and prints how to call it.
+ * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone.
  */
 export async function startServer(
   requested: Config,
-  print: Print = (l) => process.stdout.write(`${l}\n`),
+  print: Print = (l) => process.stderr.write(`${l}\n`),
 ): Promise<Running> {
   const config = await withConcretePort(requested);
-  const store = openStore({ url: config.db });
+  let store = openStore({ url: config.db });
   try {
     const clock = clockFor(config);
     await migrateOrThrow(store);
@@ -58,6 +54,10 @@ export async function startServer(
     await deleteDeadTokens(store.db, now);
     await deleteExpiredCodes(store.db, now);
     const secret = await resolveSecret(store, config.secret);
+    // Requests get a deadline on every query; the start-up work above has none (a large seed or
+    // fixture writes for as long as it takes), so the store is opened again with it.
+    await store.close();
+    store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
     const app = await buildApp({ config, store, clock, secret });
     await app.listen({ port: config.port, host: config.host });
     const url = config.publicUrl;
@@ -65,8 +65,11 @@ export async function startServer(
     if (config.fixtures) {
       const loaded = fixture ? `loaded ${fixture.rows} records` : 'already loaded';
       print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
-    } else if (info) await printBanner(store, config, clock, info, url, print);
-    else print(`helixd: serving ${url} (store ${store.location}, no demo data)`);
+    } else if (info && config.devShortcuts) await printBanner(store, config, clock, info, url, print);
+    else
+      print(
+        `helixd: serving ${url} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
+      );
 
     let stopping: Promise<void> | undefined;
     const stop = () => {

@@ -3,6 +3,7 @@
 // postgres://postgres@127.0.0.1:5432/test). Without a reachable PostgreSQL those runs are skipped
 // with a line that says so; under CI=true an unreachable PostgreSQL fails the run.
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -116,6 +117,8 @@ export interface TestAppOptions {
   now?: number;
   /** config overrides, as flags */
   config?: Record<string, string | number | boolean>;
+  /** where the app's JSON log lines go; default: no logs */
+  logs?: NodeJS.WritableStream;
 }
 
 export interface TestApp {
@@ -172,7 +175,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     store: temp.store,
     clock,
     secret: config.secret as string,
-    logger: false,
+    ...(o.logs ? { logStream: o.logs } : { logger: false }),
     beforeRoutes: (a) =>
       a.addHook('onSend', async (req, reply, payload) => {
         const body =
@@ -347,4 +350,56 @@ export function cliDb(options: StoreOptions): string {
 export async function helixd(args: readonly string[], stdin = '') {
   const { runCaptured } = await import('../src/cli.ts');
   return runCaptured(args, stdin);
+}
+
+/**
+ * The command as a process, run from the sources through tsx (bin/helixd-dev.js): the tests that
+ * start helixd never run a dist/ older than the sources. Only test/cli/compiled.test.ts runs the
+ * compiled bin/helixd.js, after building dist/ itself.
+ */
+export const HELIXD_DEV_BIN = join(import.meta.dirname, '..', 'bin', 'helixd-dev.js');
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** everything it printed so far */
+  out: () => string;
+  /** the curl command of its banner, as printed */
+  curl: string;
+  url: string;
+}
+
+/** `node <bin> serve --db <db> --port 0 --log-level warn <more>`, once its banner is out. */
+export function startServeProcess(
+  bin: string,
+  db: string,
+  more: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ServeProcess> {
+  const args = [bin, 'serve', '--db', db, '--port', '0', '--log-level', 'warn', ...more];
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
+    // The banner comes on stderr (stdout carries the JSON log lines alone); both are kept.
+    const read = (d: Buffer) => {
+      out += d;
+      const curl = /^\s*(curl .*)$/m.exec(out)?.[1];
+      const url = /serving (http:\/\/\S+)/.exec(out)?.[1];
+      if (curl && url) {
+        clearTimeout(timer);
+        resolve({ child, out: () => out, curl, url });
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.on('exit', (code) => reject(new Error(`exited ${code} before serving:\n${out}`)));
+  });
+}
+
+/** Stops a process as Ctrl-C does; its exit code. */
+export function stopProcess(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGINT');
+  });
 }

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { unavailability } from '../unavailable.ts';
 
 /** The one error type of the request path: a status and a message for the Helix error body. */
 export class HelixError extends Error {
@@ -20,6 +21,9 @@ export const badRequest = (message: string) => new HelixError(400, message);
 export const unauthorized = (message: string) => new HelixError(401, message);
 export const forbidden = (message: string) => new HelixError(403, message);
 export const notFound = (message = 'Not Found') => new HelixError(404, message);
+
+/** The message of every 503 of a dependency that cannot serve (the log says which and why). */
+const UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable';
 
 /** The error body of every operation: the status's reason phrase, the status, and a message. */
 export const helixErrorBody = Type.Object({
@@ -73,16 +77,6 @@ export function validationMessage(errors: AjvError[]): string {
   }
 }
 
-/** Errors a database driver raises when the store cannot be reached: 503, not 500. */
-function isStoreUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return (
-    typeof code === 'string' &&
-    (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY', '57P01', '57P03'].includes(code) ||
-      code.startsWith('08'))
-  );
-}
-
 /** An error's status and public message; internals of 5xx never leave (they are logged). */
 export function describeError(
   err: FastifyError | HelixError | Error,
@@ -91,9 +85,13 @@ export function describeError(
   if (err instanceof HelixError) return { status: err.status, message: err.message, headers: err.headers };
   if ((err as FastifyError).validation)
     return { status: 400, message: validationMessage((err as FastifyError).validation as AjvError[]) };
-  if (isStoreUnavailable(err)) {
-    req.log.error({ err }, 'store unavailable');
-    return { status: 503, message: 'The service is temporarily unavailable' };
+  // The store or Redis cannot serve now (src/unavailable.ts): the caller may try again; which one
+  // and why is logged, and /readyz says it, but the answer names nothing inside.
+  const unavailable = unavailability(err);
+  if (unavailable) {
+    const { dependency, reason } = unavailable;
+    req.log.error({ err, dependency, reason }, `${dependency} unavailable: ${reason}`);
+    return { status: 503, message: UNAVAILABLE_MESSAGE };
   }
   const s = (err as FastifyError).statusCode;
   // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding

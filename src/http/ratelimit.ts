@@ -2,6 +2,7 @@
 // production does. A bucket holds `points` and refills continuously at `points` per
 // minute; every operation request takes one point. The buckets live behind RateLimitStore, so that
 // several instances can share them (Redis) instead of each keeping its own (memory).
+import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Principal } from './access.ts';
 import { HelixError } from './errors.ts';
@@ -32,6 +33,10 @@ export interface RateLimitStore {
   /** Takes the points of `req` from its bucket. A bucket never seen is full. Must be atomic per key. */
   take(req: TakeRequest): Promise<BucketTake>;
   close?(): Promise<void>;
+  /** a store in another process (Redis): resolves while it answers, else throws an UnavailableError */
+  ping?(): Promise<void>;
+  /** a store in another process: logs its outages */
+  watch?(log: FastifyBaseLogger): void;
 }
 
 /** What a take reports, from the bucket's level after it (in point-milliseconds). */
@@ -123,5 +128,17 @@ export class RateLimiter {
 
   async close(): Promise<void> {
     await this.store.close?.();
+  }
+
+  /**
+   * Checks the buckets' store when requests depend on another process for it (Redis, with limits
+   * on): resolves while it answers, else rejects with an UnavailableError; undefined otherwise.
+   */
+  ping(): Promise<void> | undefined {
+    return this.enabled ? this.store.ping?.() : undefined;
+  }
+
+  watch(log: FastifyBaseLogger): void {
+    this.store.watch?.(log);
   }
 }

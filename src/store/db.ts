@@ -23,8 +23,11 @@ import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
+import { UnavailableError } from '../unavailable.ts';
+import { poolWithDeadline } from './pg-deadline.ts';
 import type { Database } from './schema.ts';
 import { FastSqliteDialect, FastSqliteDriver } from './sqlite-driver.ts';
+import { watchFile } from './sqlite-file.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -44,7 +47,10 @@ export interface Store {
    * returns what stops it. Metrics read query times this way (src/http/metrics.ts).
    */
   onQuery(listener: QueryListener): () => void;
-  /** resolves when the store answers a trivial query */
+  /**
+   * resolves when the store can serve: it answers a trivial query within the deadline, and a
+   * SQLite file is still the one opened and can take writes; else throws an UnavailableError
+   */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -76,6 +82,14 @@ export interface StoreOptions {
   schema?: string;
   /** PostgreSQL only: pool size */
   poolSize?: number;
+  /**
+   * The deadline of every query, in milliseconds (a serving store: --query-timeout); past it the
+   * query fails with an UnavailableError. PostgreSQL: from asking for a connection to the answer
+   * (src/store/pg-deadline.ts). SQLite runs each statement in this thread, start to finish, so the
+   * deadline is how long a statement waits for a lock another process holds (busy_timeout).
+   * Unset (the command-line tools): no deadline, and SQLite waits 5 s for a lock.
+   */
+  queryTimeout?: number;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -83,17 +97,23 @@ export function isPostgresUrl(url: string): boolean {
 }
 
 export function openStore(opts: StoreOptions): Store {
-  return isPostgresUrl(opts.url) ? openPostgres(opts) : openSqlite(opts.url);
+  return isPostgresUrl(opts.url) ? openPostgres(opts) : openSqlite(opts.url, opts.queryTimeout);
 }
 
-function openSqlite(file: string): Store {
+function openSqlite(file: string, queryTimeout = 5000): Store {
   const conn = new SQLite(file);
   // WAL lets readers run while a writer works; NORMAL is durable across process crashes in WAL mode.
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
-  conn.pragma('busy_timeout = 5000');
-  const driver = new FastSqliteDriver(conn);
+  conn.pragma(`busy_timeout = ${Math.ceil(queryTimeout)}`);
+  // A file deleted or replaced under the server refuses writes; /readyz also reports a file that
+  // cannot take them (src/store/sqlite-file.ts).
+  const watch = watchFile(file);
+  const refuse = (problem: string | undefined) => {
+    if (problem) throw new UnavailableError('store', problem);
+  };
+  const driver = new FastSqliteDriver(conn, watch && (() => refuse(watch.moved())));
   const queries = queryLog();
   const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver), log: queries.log });
   // data_version moves when another connection commits to the file, never for this connection's
@@ -116,6 +136,7 @@ function openSqlite(file: string): Store {
     onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
+      refuse(watch?.problem());
     },
     async close() {
       await db.destroy();
@@ -151,17 +172,26 @@ const pgTypes = {
 const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1'];
 
 function openPostgres(opts: StoreOptions): Store {
+  const ms = opts.queryTimeout === undefined ? undefined : Math.ceil(opts.queryTimeout);
   const pool = new (requirePg().Pool)({
     connectionString: opts.url,
     max: opts.poolSize ?? 10,
     types: pgTypes,
-    options: [...PG_SESSION_SETTINGS, ...(opts.schema ? [`-c search_path=${opts.schema}`] : [])].join(' '),
+    options: [
+      ...PG_SESSION_SETTINGS,
+      ...(opts.schema ? [`-c search_path=${opts.schema}`] : []),
+      ...(ms ? [`-c statement_timeout=${ms}`] : []),
+    ].join(' '),
+    ...(ms ? { connectionTimeoutMillis: ms } : {}),
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection (or fails with 503).
   pool.on('error', () => {});
   const queries = queryLog();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queries.log });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: ms ? poolWithDeadline(pool, ms) : pool }),
+    log: queries.log,
+  });
   return {
     db,
     dialect: 'postgres',

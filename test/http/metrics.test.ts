@@ -6,10 +6,16 @@ import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import {
+  bearer,
+  forEachStore,
+  HELIXD_DEV_BIN,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers.ts';
 
 const run = promisify(execFile);
-const BIN = new URL('../../bin/helixd.js', import.meta.url).pathname;
 const METRICS_TOKEN = 'metrics-token-0123456789-0123456789';
 
 interface Sample {
@@ -194,7 +200,14 @@ describe('--metrics-token', () => {
     );
     assert.equal(loadConfig({}, { HELIXD_METRICS_TOKEN: 'x'.repeat(32) }).metricsToken, 'x'.repeat(32));
     await assert.rejects(
-      run(process.execPath, [BIN, 'serve', '--metrics-token', 'short', '--db', '/nonexistent/x.db']),
+      run(process.execPath, [
+        HELIXD_DEV_BIN,
+        'serve',
+        '--metrics-token',
+        'short',
+        '--db',
+        '/nonexistent/x.db',
+      ]),
       (err: { code: number; stderr: string }) => {
         assert.notEqual(err.code, 0);
         assert.match(err.stderr, /--metrics-token: must be at least 32 characters/);

@@ -6,11 +6,17 @@ import { execFile } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import {
+  bearer,
+  forEachStore,
+  HELIXD_DEV_BIN,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers.ts';
 import { ADMIN_TOKEN } from './admin-records.test.ts';
 
 const run = promisify(execFile);
-const BIN = new URL('../../bin/helixd.js', import.meta.url).pathname;
 
 forEachStore('admin API: off without an admin token', (kind: StoreKind) => {
   let t: TestApp;
@@ -88,7 +94,7 @@ it('an admin token shorter than 32 characters is a configuration error', async (
   );
   assert.equal(loadConfig({}, { HELIXD_ADMIN_TOKEN: 'x'.repeat(32) }).adminToken, 'x'.repeat(32));
   await assert.rejects(
-    run(process.execPath, [BIN, 'serve', '--admin-token', 'short', '--db', '/nonexistent/x.db']),
+    run(process.execPath, [HELIXD_DEV_BIN, 'serve', '--admin-token', 'short', '--db', '/nonexistent/x.db']),
     (err: { code: number; stderr: string }) => {
       assert.notEqual(err.code, 0);
       assert.match(err.stderr, /--admin-token: must be at least 32 characters/);
