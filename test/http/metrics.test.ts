@@ -2,20 +2,16 @@
 // raw URL) and status, their latency, the store's query times, rate-limit refusals, token-cache
 // lookups and the process's own figures; open by default, behind --metrics-token when one is set.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { after, before, it } from 'node:test';
 import {
+  assertTokenTooShort,
   bearer,
   forEachStore,
-  HELIXD_DEV_BIN,
   type StoreKind,
   startTestApp,
   type TestApp,
 } from '../helpers.ts';
 
-const run = promisify(execFile);
 const METRICS_TOKEN = 'metrics-token-0123456789-0123456789';
 
 interface Sample {
@@ -191,28 +187,5 @@ forEachStore('/metrics with a metrics token', (kind: StoreKind) => {
   });
 });
 
-describe('--metrics-token', () => {
-  it('shorter than 32 characters is a configuration error', async () => {
-    assert.throws(() => loadConfig({ metricsToken: 'short' }, {}), ConfigError);
-    assert.throws(
-      () => loadConfig({}, { HELIXD_METRICS_TOKEN: 'x'.repeat(31) }),
-      /HELIXD_METRICS_TOKEN \/ --metrics-token: must be at least 32 characters/,
-    );
-    assert.equal(loadConfig({}, { HELIXD_METRICS_TOKEN: 'x'.repeat(32) }).metricsToken, 'x'.repeat(32));
-    await assert.rejects(
-      run(process.execPath, [
-        HELIXD_DEV_BIN,
-        'serve',
-        '--metrics-token',
-        'short',
-        '--db',
-        '/nonexistent/x.db',
-      ]),
-      (err: { code: number; stderr: string }) => {
-        assert.notEqual(err.code, 0);
-        assert.match(err.stderr, /--metrics-token: must be at least 32 characters/);
-        return true;
-      },
-    );
-  });
-});
+it('a metrics token shorter than 32 characters is a configuration error', () =>
+  assertTokenTooShort('metricsToken'));
