@@ -7,6 +7,7 @@ import type { AppContext } from './context.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
+import { AppMetrics } from './http/metrics.ts';
 import { registerDocs } from './http/openapi.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
@@ -20,6 +21,7 @@ import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { markersRoutes } from './routes/markers.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { streamsRoutes } from './routes/streams.ts';
@@ -51,6 +53,7 @@ export interface AppDeps {
 
 /** Builds the ready application; never listens (server.ts does, tests use inject). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const metrics = new AppMetrics(deps.store);
   const ctx: AppContext = {
     config: deps.config,
     store: deps.store,
@@ -64,9 +67,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           : new MemoryRateLimitStore()),
       deps.config.rateLimit,
       deps.clock,
+      metrics.rateLimitRefusal,
     ),
-    tokens: new TokenCache(deps.store),
+    tokens: new TokenCache(deps.store, metrics.tokenLookup),
     userNames: new UserNames(deps.store),
+    metrics,
   };
   const app = Fastify({
     ...(deps.logger === false ? { logger: false } : loggerOptions(deps.config.logLevel, deps.logStream)),
@@ -89,6 +94,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(compileValidator);
   app.addHook('onClose', () => ctx.rateLimiter.close());
   ctx.rateLimiter.watch(app.log);
+  app.addHook('onClose', async () => metrics.close());
+  // Before any route, so that every answer is counted (unmatched ones included).
+  app.addHook('onResponse', metrics.onResponse);
   // A client may send its request and then close its side of the connection (`printf ... | nc -N`,
   // a replay that half-closes): it must still get the answer. Node's HTTP server aborts the request
   // on that half-close unless told otherwise, so an answer that takes a query to the store was lost.
@@ -106,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   deps.beforeRoutes?.(app);
 
   healthRoutes(app, ctx);
+  metricsRoutes(app, ctx);
   oauthRoutes(app, ctx);
   unitsRoutes(app, ctx);
   usersRoutes(app, ctx);

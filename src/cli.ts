@@ -109,6 +109,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       `bearer token of the admin API under /admin, at least 32 characters; unset: off ${env('adminToken')}`,
     )
     .option(
+      '--metrics-token <token>',
+      `bearer token /metrics asks for, at least 32 characters; unset: /metrics is open ${env('metricsToken')}`,
+    )
+    .option(
       '--log-level <level>',
       `fatal|error|warn|info|debug|trace|silent, default info ${env('logLevel')}`,
     )

@@ -53,6 +53,8 @@ export interface Config {
   readonly adminToken: string | undefined;
   /** deadline of every store query and Redis command while serving, milliseconds (src/unavailable.ts) */
   readonly queryTimeout: number;
+  /** the bearer token /metrics asks for; unset: /metrics is open */
+  readonly metricsToken: string | undefined;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -83,9 +85,10 @@ export const ENV_NAMES: Record<ConfigOption, string> = {
   logLevel: 'HELIXD_LOG_LEVEL',
   adminToken: 'HELIXD_ADMIN_TOKEN',
   queryTimeout: 'HELIXD_QUERY_TIMEOUT',
+  metricsToken: 'HELIXD_METRICS_TOKEN',
 };
 
-/** The shortest admin token accepted: long enough that guessing it is hopeless. */
+/** The shortest admin or metrics token accepted: long enough that guessing it is hopeless. */
 export const MIN_ADMIN_TOKEN = 32;
 
 export class ConfigError extends Error {}
@@ -127,6 +130,15 @@ function bool(v: string | number | boolean, name: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(s)) return true;
   if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
   throw new ConfigError(`${name}: "${v}" must be true or false`);
+}
+
+/** A bearer token of helixd's own (admin, metrics): unset, or at least MIN_ADMIN_TOKEN characters. */
+function secretToken(v: string | number | boolean | undefined, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  const token = String(v);
+  if (token.length < MIN_ADMIN_TOKEN)
+    throw new ConfigError(`${name}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  return token;
 }
 
 function url(v: string, name: string): string {
@@ -200,10 +212,8 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const logLevel = String(pick('logLevel') ?? 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
-  const adminRaw = pick('adminToken');
-  const adminToken = adminRaw === undefined ? undefined : String(adminRaw);
-  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN)
-    throw new ConfigError(`${label('adminToken')}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  const adminToken = secretToken(pick('adminToken'), label('adminToken'));
+  const metricsToken = secretToken(pick('metricsToken'), label('metricsToken'));
   const queryTimeout = parseDurationMs(String(pick('queryTimeout') ?? '2s'), label('queryTimeout'));
 
   return Object.freeze({
@@ -228,5 +238,6 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     logLevel,
     adminToken,
     queryTimeout,
+    metricsToken,
   });
 }

@@ -3,19 +3,20 @@
 // postgres://postgres@127.0.0.1:5432/test). Without a reachable PostgreSQL those runs are skipped
 // with a line that says so; under CI=true an unreachable PostgreSQL fails the run.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
+import { promisify } from 'node:util';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { mintToken } from '../src/auth/tokens.ts';
 import { ManualClock } from '../src/clock.ts';
-import { type Config, loadConfig } from '../src/config.ts';
+import { type Config, ConfigError, ENV_NAMES, loadConfig } from '../src/config.ts';
 import { dayStart } from '../src/seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from '../src/seed/index.ts';
 import { openStore, type Store, type StoreOptions } from '../src/store/db.ts';
@@ -358,6 +359,36 @@ export async function helixd(args: readonly string[], stdin = '') {
  * compiled bin/helixd.js, after building dist/ itself.
  */
 export const HELIXD_DEV_BIN = join(import.meta.dirname, '..', 'bin', 'helixd-dev.js');
+
+/**
+ * One of helixd's own bearer tokens shorter than 32 characters is a configuration error, given as a
+ * flag or in the environment, and `helixd serve` stops with a line that says so.
+ */
+export async function assertTokenTooShort(option: 'adminToken' | 'metricsToken'): Promise<void> {
+  const env = ENV_NAMES[option];
+  const flag = `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  assert.throws(() => loadConfig({ [option]: 'short' }, {}), ConfigError);
+  assert.throws(
+    () => loadConfig({}, { [env]: 'x'.repeat(31) }),
+    new RegExp(`${env} / ${flag}: must be at least 32 characters`),
+  );
+  assert.equal(loadConfig({}, { [env]: 'x'.repeat(32) })[option], 'x'.repeat(32));
+  await assert.rejects(
+    promisify(execFile)(process.execPath, [
+      HELIXD_DEV_BIN,
+      'serve',
+      flag,
+      'short',
+      '--db',
+      '/nonexistent/x.db',
+    ]),
+    (err: { code: number; stderr: string }) => {
+      assert.notEqual(err.code, 0);
+      assert.match(err.stderr, new RegExp(`${flag}: must be at least 32 characters`));
+      return true;
+    },
+  );
+}
 
 export interface ServeProcess {
   child: ChildProcess;

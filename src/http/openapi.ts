@@ -62,6 +62,16 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
                     'The admin token (--admin-token / HELIXD_ADMIN_TOKEN); the admin API is off without one (docs/admin.md)',
                 },
               }),
+          ...(config.metricsToken === undefined
+            ? {}
+            : {
+                metrics: {
+                  type: 'http',
+                  scheme: 'bearer',
+                  description:
+                    'The metrics token (--metrics-token / HELIXD_METRICS_TOKEN); /metrics is open without one',
+                },
+              }),
         },
       },
     },

@@ -93,6 +93,8 @@ export class RateLimiter {
     /** points per minute; 0 switches rate limiting off */
     private readonly points: number,
     private readonly clock: Clock,
+    /** hears every refusal (metrics) */
+    private readonly onRefusal?: (principal: Principal) => void,
   ) {}
 
   get enabled(): boolean {
@@ -117,7 +119,10 @@ export class RateLimiter {
       'ratelimit-remaining': String(t.remaining),
       'ratelimit-reset': String(Math.ceil(t.fullAt / 1000)),
     };
-    if (!t.allowed) throw new HelixError(429, 'Request limit exceeded', { headers });
+    if (!t.allowed) {
+      this.onRefusal?.(principal);
+      throw new HelixError(429, 'Request limit exceeded', { headers });
+    }
     return headers;
   }
 

@@ -21,7 +21,7 @@
 
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { UnavailableError } from '../unavailable.ts';
 import { poolWithDeadline } from './pg-deadline.ts';
@@ -43,11 +43,36 @@ export interface Store {
    */
   changeEpoch(): number | undefined;
   /**
+   * Calls `listener` after every query the store runs, with its duration (Kysely's log event);
+   * returns what stops it. Metrics read query times this way (src/http/metrics.ts).
+   */
+  onQuery(listener: QueryListener): () => void;
+  /**
    * resolves when the store can serve: it answers a trivial query within the deadline, and a
    * SQLite file is still the one opened and can take writes; else throws an UnavailableError
    */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export type QueryListener = (event: LogEvent) => void;
+
+/**
+ * The `log` option of a store's Kysely instance, which times every query, and the subscription to
+ * it. The instance is built before any app that reads its times (the store outlives apps in tests
+ * and is opened before the app in server.ts), so listeners come and go.
+ */
+function queryLog() {
+  const listeners = new Set<QueryListener>();
+  return {
+    log(event: LogEvent) {
+      for (const l of listeners) l(event);
+    },
+    onQuery(listener: QueryListener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
 }
 
 export interface StoreOptions {
@@ -89,7 +114,8 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
     if (problem) throw new UnavailableError('store', problem);
   };
   const driver = new FastSqliteDriver(conn, watch && (() => refuse(watch.moved())));
-  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
+  const queries = queryLog();
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver), log: queries.log });
   // data_version moves when another connection commits to the file, never for this connection's
   // own writes, which the driver counts. The sum of the two counters moves when either does.
   const dataVersion = conn.prepare('pragma data_version').pluck();
@@ -107,6 +133,7 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
       }
       return otherCommits + driver.writes;
     },
+    onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
       refuse(watch?.problem());
@@ -160,8 +187,10 @@ function openPostgres(opts: StoreOptions): Store {
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection (or fails with 503).
   pool.on('error', () => {});
+  const queries = queryLog();
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: ms ? poolWithDeadline(pool, ms) : pool }),
+    log: queries.log,
   });
   return {
     db,
@@ -170,6 +199,7 @@ function openPostgres(opts: StoreOptions): Store {
     // Instances share no memory, and a NOTIFY would reach them a moment after a change commits:
     // nothing is cached, every request reads the store.
     changeEpoch: () => undefined,
+    onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
     },
