@@ -15,16 +15,8 @@ import { parseArgs } from 'node:util';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
-import {
-  benchTokens,
-  freePort,
-  printHelp,
-  procStatus,
-  ROOT,
-  runTimed,
-  stopChild,
-  waitReady,
-} from './harness.ts';
+import { freePort, procStatus, ROOT, runTimed, stopChild, waitReady } from './child.ts';
+import { benchTokens, printHelp } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 

@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { openStore } from '../src/store/db.ts';
-import { benchTokens, freePort, printHelp, ROOT, runTimed, stopChild, waitReady } from './harness.ts';
+import { freePort, ROOT, runTimed, stopChild, waitReady } from './child.ts';
+import { benchTokens, printHelp } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
 import { getJson, type MixContext, OPERATIONS } from './queries.ts';
 

@@ -1,7 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx: no build step between a clone and a server.
-import { register } from 'tsx/esm/api';
+// The command: the compiled JavaScript in dist/, which `npm install` (and `npm ci`) build from src/
+// through the `prepare` script (`npm run build`: tsc with tsconfig.build.json). Nothing is compiled
+// at start-up. After changing the sources, `npm run build` again, or run them directly with
+// bin/helixd-dev.js (`npm run dev`).
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli.ts');
+const entry = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('helixd: dist/ is not built: run `npm install` (or `npm run build`) first\n');
+  process.exit(1);
+}
+const { main } = await import(entry.href);
 process.exitCode = await main(process.argv);

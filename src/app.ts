@@ -6,6 +6,8 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
+import { AppMetrics } from './http/metrics.ts';
 import { registerDocs } from './http/openapi.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
@@ -19,6 +21,7 @@ import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { markersRoutes } from './routes/markers.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { streamsRoutes } from './routes/streams.ts';
@@ -38,6 +41,8 @@ export interface AppDeps {
   secret: string;
   /** false in tests that don't want request logs */
   logger?: boolean;
+  /** where the JSON log lines go; default stdout (tests read them) */
+  logStream?: NodeJS.WritableStream;
   /** where rate-limit buckets live; default: Redis when config.redisUrl is set, else this process's memory */
   rateLimitStore?: RateLimitStore;
   /**
@@ -51,6 +56,7 @@ export interface AppDeps {
 
 /** Builds the ready application; never listens (server.ts does, tests use inject). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const metrics = new AppMetrics(deps.store);
   const ctx: AppContext = {
     config: deps.config,
     store: deps.store,
@@ -59,16 +65,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     links: new Links(deps.config.siteUrl),
     rateLimiter: new RateLimiter(
       deps.rateLimitStore ??
-        (deps.config.redisUrl ? new RedisRateLimitStore(deps.config.redisUrl) : new MemoryRateLimitStore()),
+        (deps.config.redisUrl
+          ? new RedisRateLimitStore(deps.config.redisUrl, { commandTimeout: deps.config.queryTimeout })
+          : new MemoryRateLimitStore()),
       deps.config.rateLimit,
       deps.clock,
+      metrics.rateLimitRefusal,
     ),
-    tokens: new TokenCache(deps.store),
+    tokens: new TokenCache(deps.store, metrics.tokenLookup),
     userNames: new UserNames(deps.store),
+    metrics,
     drain: deps.drain ?? { draining: false },
   };
   const app = Fastify({
-    logger: deps.logger === false ? false : { level: deps.config.logLevel },
+    ...(deps.logger === false ? { logger: false } : loggerOptions(deps.config.logLevel, deps.logStream)),
     // Behind a load balancer the request id comes from it when present.
     requestIdHeader: 'x-request-id',
     // Bodies are only small token-service forms.
@@ -91,6 +101,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Every request schema is compiled with helixd's strict reading of query-string text.
   app.setValidatorCompiler(compileValidator);
   app.addHook('onClose', () => ctx.rateLimiter.close());
+  ctx.rateLimiter.watch(app.log);
+  app.addHook('onClose', async () => metrics.close());
+  // Before any route, so that every answer is counted (unmatched ones included).
+  app.addHook('onResponse', metrics.onResponse);
   // A client may send its request and then close its side of the connection (`printf ... | nc -N`,
   // a replay that half-closes): it must still get the answer. Node's HTTP server aborts the request
   // on that half-close unless told otherwise, so an answer that takes a query to the store was lost.
@@ -108,6 +122,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   deps.beforeRoutes?.(app);
 
   healthRoutes(app, ctx);
+  metricsRoutes(app, ctx);
   oauthRoutes(app, ctx);
   unitsRoutes(app, ctx);
   usersRoutes(app, ctx);

@@ -8,35 +8,30 @@ import { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { Command, Option } from 'commander';
 import { isScope, splitScopes } from './auth/scopes.ts';
-import { mintToken, randomId, sha256 } from './auth/tokens.ts';
-import { nowSeconds } from './clock.ts';
-import { servePrimary, serveWorker, untilStopSignal } from './cluster.ts';
+import { clockFor, nowSeconds } from './clock.ts';
 import {
   type Config,
   ConfigError,
   type ConfigInput,
+  type ConfigOption,
   ENV_NAMES,
   loadConfig,
   parseDuration,
 } from './config.ts';
-import { EXPORT_FORMATS, type ExportFormat, exportRecords } from './io/export.ts';
-import { importItems, prepared } from './io/import.ts';
-import { readItems } from './io/input.ts';
+import { EXPORT_FORMATS, type ExportFormat } from './io/formats.ts';
 import { progressLine, type Summary, Tally } from './io/progress.ts';
-import { preparedInWorker } from './io/worker.ts';
-import { RECORD_KINDS, recordKind } from './records/index.ts';
-import { dayStart, sizesFor } from './seed/generate.ts';
-import { readSeedInfo, StoreNotEmptyError, seedStore } from './seed/index.ts';
-import { clockFor, startServer } from './server.ts';
-import { allClients, findClient, insertClient, redirectUrisOf } from './store/clients.ts';
-import { openStore, type Store } from './store/db.ts';
+import { RECORD_KIND_NAMES } from './records/names.ts';
+import type { Store } from './store/db.ts';
 import { parseNumericId } from './store/ids.ts';
-import { migrateOrThrow } from './store/migrate.ts';
-import { findUserByLoginOrId } from './store/users.ts';
+import { VERSION } from './version.ts';
+
+// The modules a command runs with are imported by its action, when it runs: `helixd --help` and
+// `--version` load none of them, and `token` no HTTP server (Kysely, TypeBox and Fastify are most
+// of a start-up: bench/startup.ts). The modules imported above are small and import nothing heavy.
 
 class UsageError extends Error {}
 
-const env = (k: keyof Config) => `(env ${ENV_NAMES[k]})`;
+const env = (k: ConfigOption) => `(env ${ENV_NAMES[k]})`;
 
 function dbOption() {
   return new Option('--db <url>', `SQLite file path or postgres:// URL ${env('db')}, also DATABASE_URL`);
@@ -44,7 +39,7 @@ function dbOption() {
 
 function configFrom(opts: Record<string, unknown>): Config {
   const flags: ConfigInput = {};
-  for (const k of Object.keys(ENV_NAMES) as (keyof Config)[]) {
+  for (const k of Object.keys(ENV_NAMES) as ConfigOption[]) {
     const v = opts[k];
     if (v !== undefined) flags[k] = v as string | number | boolean;
   }
@@ -52,6 +47,8 @@ function configFrom(opts: Record<string, unknown>): Config {
 }
 
 async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
+  const { openStore } = await import('./store/db.ts');
+  const { migrateOrThrow } = await import('./store/migrate.ts');
   const store = openStore({ url: config.db });
   try {
     await migrateOrThrow(store);
@@ -78,12 +75,17 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
   const program = new Command('helixd')
     .description('A self-hostable server for a live-streaming platform read API (Twitch Helix wire format)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .version(VERSION, '-V, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
 
   program
     .command('serve', { isDefault: true })
-    .description('serve the API (seeds demo data on the first start with an empty store)')
+    .description('serve the API (development: seeds demo data on the first start with an empty store)')
+    .option(
+      '--profile <profile>',
+      `development (demo data, mock-server routes, tokens printed) or production, default development ${env('profile')}`,
+    )
     .option('-p, --port <port>', `port to listen on, default 8080 ${env('port')}`)
     .option('--host <host>', `address to listen on, default 127.0.0.1 ${env('host')}`)
     .addOption(dbOption())
@@ -108,8 +110,16 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       `bearer token of the admin API under /admin, at least 32 characters; unset: off ${env('adminToken')}`,
     )
     .option(
+      '--metrics-token <token>',
+      `bearer token /metrics asks for, at least 32 characters; unset: /metrics is open ${env('metricsToken')}`,
+    )
+    .option(
       '--log-level <level>',
       `fatal|error|warn|info|debug|trace|silent, default info ${env('logLevel')}`,
+    )
+    .option(
+      '--query-timeout <duration>',
+      `deadline of every store query and Redis command (500ms, 2s), then 503; default 2s ${env('queryTimeout')}`,
     )
     .option(
       '--workers <n>',
@@ -120,11 +130,22 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       `on SIGTERM or SIGINT, how long /readyz answers 503 before the listener closes, default 5s ${env('drain')}`,
     )
     .action(async (opts) => {
+      const { servePrimary, serveWorker, untilStopSignal } = await import('./cluster.ts');
       if (cluster.isWorker) return serveWorker();
       const config = configFrom(opts);
-      if (config.workers > 1) return servePrimary(config);
-      const running = await startServer(config);
-      await untilStopSignal(config, running.stop);
+      // The banner to stderr: stdout carries the JSON log lines alone.
+      const print = (l: string) => io.stderr.write(`${l}\n`);
+      if (config.workers > 1) return servePrimary(config, print);
+      const { startServer } = await import('./server.ts');
+      const running = await startServer(config, print);
+      await untilStopSignal(config, running.stop, (signal, drain) =>
+        running.app.log.info(
+          { signal },
+          drain
+            ? 'shutting down: draining, then no new connections; requests in flight finish'
+            : 'shutting down now: no new connections; requests in flight finish',
+        ),
+      );
     });
 
   program
@@ -137,6 +158,8 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--force', 'replace the data of a store that already holds some')
     .action(async (opts) => {
       const config = configFrom({ db: opts.db, seed: opts.seed, users: opts.users, now: opts.now });
+      const { dayStart, sizesFor } = await import('./seed/generate.ts');
+      const { seedStore } = await import('./seed/index.ts');
       await withStore(config, async (store) => {
         const started = Date.now();
         const estimate = Object.values(sizesFor(config.users)).reduce((a, b) => a + b, 0);
@@ -164,6 +187,8 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .addOption(dbOption())
     .action(async (opts) => {
       const config = configFrom({ db: opts.db });
+      const { openStore } = await import('./store/db.ts');
+      const { migrateOrThrow } = await import('./store/migrate.ts');
       const store = openStore({ url: config.db });
       try {
         const applied = await migrateOrThrow(store);
@@ -192,6 +217,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       if (unknown.length) throw new UsageError(`unknown scope: ${unknown.join(', ')}`);
       if (opts.app && scopes.length)
         throw new UsageError('app tokens carry no scopes; drop --scope or use --user');
+      const { mintToken } = await import('./auth/tokens.ts');
+      const { readSeedInfo } = await import('./seed/index.ts');
+      const { findClient } = await import('./store/clients.ts');
+      const { findUserByLoginOrId } = await import('./store/users.ts');
       await withStore(config, async (store) => {
         const clientId = opts.client ?? (await readSeedInfo(store))?.demoClientId;
         if (!clientId) throw new UsageError('no demo client in this store: give --client <id>');
@@ -242,11 +271,13 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .action(async (file: string, opts) => {
       const config = configFrom({ db: opts.db });
       const input = file === '-' ? { stream: io.stdin } : await openInput(file);
+      const { importItems } = await import('./io/import.ts');
+      const records = await importInput(input);
       await withStore(config, async (store) => {
         const tally = new Tally(progressLine('importing', input.size, io.stderr));
         let summary: Summary;
         try {
-          summary = await importItems(store, importInput(input), { tally });
+          summary = await importItems(store, records, { tally });
         } catch (err) {
           // One transaction: whatever went wrong, the store is as it was.
           throw new UsageError(`${(err as Error).message} (nothing was imported)`, { cause: err });
@@ -261,10 +292,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .command('export')
     .description('write the records of the store, kind by kind in dependency order, then by key')
     .addOption(dbOption())
-    .option(
-      '--kind <kind...>',
-      `only these kinds (default: all): ${RECORD_KINDS.map((k) => k.kind).join(' ')}`,
-    )
+    .option('--kind <kind...>', `only these kinds (default: all): ${RECORD_KIND_NAMES.join(' ')}`)
     .option('--out <file>', 'write to this file (replaced only once complete) instead of stdout')
     .addOption(
       new Option('--format <format>', 'NDJSON, or one fixture document for small worlds')
@@ -277,6 +305,8 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     )
     .action(async (opts) => {
       const config = configFrom({ db: opts.db });
+      const { RECORD_KINDS, recordKind } = await import('./records/index.ts');
+      const { exportRecords } = await import('./io/export.ts');
       const asked: string[] = opts.kind ?? RECORD_KINDS.map((k) => k.kind);
       const unknown = asked.filter((k) => !recordKind(k));
       if (unknown.length)
@@ -314,6 +344,8 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
           throw new UsageError(`not a URL: ${u}`);
         }
       }
+      const { randomId, sha256 } = await import('./auth/tokens.ts');
+      const { insertClient } = await import('./store/clients.ts');
       await withStore(config, async (store) => {
         const id = randomId();
         const secret = randomId();
@@ -339,6 +371,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--json', 'print as JSON')
     .action(async (opts) => {
       const config = configFrom({ db: opts.db });
+      const { allClients, redirectUrisOf } = await import('./store/clients.ts');
       await withStore(config, async (store) => {
         const list = (await allClients(store.db)).map((r) => ({
           client_id: r.id,
@@ -381,9 +414,14 @@ async function progressBar(
 /** From this size (or of unknown size: stdin) an input is read in a worker thread: starting one costs more than a small file. */
 const WORKER_FROM_BYTES = 1_000_000;
 
-function importInput(input: { stream: Readable; size?: number }) {
-  if (input.size !== undefined && input.size < WORKER_FROM_BYTES)
+async function importInput(input: { stream: Readable; size?: number }) {
+  if (input.size !== undefined && input.size < WORKER_FROM_BYTES) {
+    const { prepared } = await import('./io/import.ts');
+    const { readItems } = await import('./io/input.ts');
+    const { RECORD_KINDS } = await import('./records/index.ts');
     return prepared(readItems(input.stream, RECORD_KINDS));
+  }
+  const { preparedInWorker } = await import('./io/worker.ts');
   return preparedInWorker(input.stream);
 }
 
@@ -461,7 +499,7 @@ export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<numb
   } catch (err) {
     const e = err as { code?: string; exitCode?: number; message?: string };
     if (typeof e.code === 'string' && e.code.startsWith('commander.')) return e.exitCode ?? 1;
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof StoreNotEmptyError) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
       io.stderr.write(`helixd: ${e.message}\n`);
       return 1;
     }

@@ -1,11 +1,18 @@
 // The one clock. Every date rule, token expiry and report URL expiry reads it, so tests and
 // `--now` can pin time.
+import type { Config } from './config.ts';
+
 export interface Clock {
   /** milliseconds since the Unix epoch */
   now(): number;
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** The clock of a configuration: the system's, or one started at `--now`. */
+export function clockFor(config: Config): Clock {
+  return config.now ? startingAt(Date.parse(config.now)) : systemClock;
+}
 
 /** A clock that starts at `startMs` and then runs at real speed (`serve --now`). */
 export function startingAt(startMs: number): Clock {

@@ -13,9 +13,9 @@
 // so a client may get up to N times the limit; --redis-url shares them, as between instances) and
 // whatever a worker counts in its own memory.
 import cluster, { type Worker } from 'node:cluster';
-import { fileURLToPath } from 'node:url';
+import { clockFor } from './clock.ts';
 import type { Config } from './config.ts';
-import { announce, clockFor, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
+import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
 import { SHUTDOWN_GRACE_SECONDS } from './shutdown.ts';
 import { openStore } from './store/db.ts';
 
@@ -26,8 +26,6 @@ type Stop = (o: { drain: boolean }) => Promise<void>;
 type Message = { type: 'start'; config: Config; prepared: Prepared } | { type: 'stop'; drain: boolean };
 /** worker to primary: it listens for messages (and wants its 'start') */
 type WorkerMessage = { type: 'ready' };
-
-const BIN = fileURLToPath(new URL('../bin/helixd.js', import.meta.url));
 
 /** A worker that died is started again after this, doubled for each death in the last minute. */
 const RESTART_FIRST_MS = 100;
@@ -44,15 +42,23 @@ const stopBackstop = (config: Config, extra: number) => config.drain + SHUTDOWN_
 /**
  * Resolves once `stop` has finished after SIGINT or SIGTERM. The first signal drains
  * (`--drain`), a second one closes the listener at once; the requests accepted finish either way.
+ * `told` hears of each signal, and whether it drains.
  */
-export function untilStopSignal(config: Config, stop: Stop, print: Print = defaultPrint): Promise<void> {
+export function untilStopSignal(
+  config: Config,
+  stop: Stop,
+  told: (signal: NodeJS.Signals, drain: boolean) => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let signals = 0;
-    const onSignal = () => {
+    const onSignal = (signal: NodeJS.Signals) => {
       signals++;
+      told(signal, signals === 1);
       if (signals === 1)
         setTimeout(() => {
-          print(`helixd: not stopped ${stopBackstop(config, 5)} s after the signal; exiting`);
+          process.stderr.write(
+            `helixd: not stopped ${stopBackstop(config, 5)} s after the signal; exiting\n`,
+          );
           process.exit(1);
         }, stopBackstop(config, 5) * 1000).unref();
       stop({ drain: signals === 1 }).then(() => {
@@ -66,30 +72,35 @@ export function untilStopSignal(config: Config, stop: Stop, print: Print = defau
   });
 }
 
-const defaultPrint: Print = (l) => process.stdout.write(`${l}\n`);
-
 /** The primary of `--workers N`: returns once every worker has stopped after a stop signal. */
-export async function servePrimary(requested: Config, print: Print = defaultPrint): Promise<void> {
+export async function servePrimary(requested: Config, print: Print): Promise<void> {
   const config = await withConcretePort(requested);
   const clock = clockFor(config);
-  const store = openStore({ url: config.db });
   const workers = new Workers(config, print);
   try {
-    const prepared = await prepareStore(config, store, clock, print);
+    const prepared = await prepareStore(config, clock, print);
     await workers.start(prepared);
-    await announce(config, store, clock, prepared, print);
+    const store = openStore({ url: config.db });
+    try {
+      await announce(config, store, clock, prepared, print);
+    } finally {
+      await store.close();
+    }
   } catch (err) {
     await workers.stop({ drain: false });
     throw err;
-  } finally {
-    await store.close();
   }
   print(`helixd: ${config.workers} worker processes (pids ${workers.pids().join(', ')})`);
   if (config.rateLimit > 0 && !config.redisUrl)
     print(
       `helixd: each worker keeps its own rate-limit buckets: a client may make up to ${config.workers} x ${config.rateLimit} requests a minute; --redis-url shares them`,
     );
-  await untilStopSignal(config, (o) => workers.stop(o), print);
+  await untilStopSignal(
+    config,
+    (o) => workers.stop(o),
+    (signal, drain) =>
+      print(`helixd: ${signal}: ${drain ? 'the workers drain, then stop' : 'the workers stop now'}`),
+  );
 }
 
 class Workers {
@@ -113,7 +124,9 @@ class Workers {
   /** Starts every worker; rejects if one exits before it listens (the caller stops the others). */
   async start(prepared: Prepared): Promise<void> {
     this.#prepared = prepared;
-    cluster.setupPrimary({ exec: BIN, args: ['serve'] });
+    // The program this one runs (bin/helixd.js, or the sources in development), as `serve`: a
+    // worker takes its configuration from the primary, not from its command line.
+    cluster.setupPrimary({ args: ['serve'] });
     await Promise.all(
       Array.from({ length: this.#config.workers }, async () => {
         const worker = this.#fork();
@@ -200,7 +213,7 @@ export async function serveWorker(): Promise<void> {
       process.send?.({ type: 'ready' } satisfies WorkerMessage);
     });
     if (start.type !== 'start') return;
-    const running = await startServer(start.config, defaultPrint, { prepared: start.prepared });
+    const running = await startServer(start.config, () => {}, { prepared: start.prepared });
     await new Promise<void>((resolve, reject) => {
       process.on('message', (m: Message) => {
         if (m.type === 'stop') running.stop({ drain: m.drain }).then(resolve, reject);

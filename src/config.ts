@@ -3,7 +3,23 @@
 // process.env.
 import { availableParallelism } from 'node:os';
 
+/**
+ * `development` (the default): demo data, the mock-server routes, tokens printed at start.
+ * `production`: none of those; --secret and --public-url required (README "Production").
+ */
+export const PROFILES = ['development', 'production'] as const;
+export type Profile = (typeof PROFILES)[number];
+
 export interface Config {
+  readonly profile: Profile;
+  /**
+   * Decided by the profile, here and nowhere else: development's shortcuts to credentials without
+   * proof of who one is. /units/clients (the demo clients' secrets, no token), POST /auth/authorize
+   * (any user's token), the consent page with the authorization_code grant it feeds (helixd has no
+   * sign-in: whoever reaches the page acts as any user), and the demo secret and tokens printed at
+   * start. Off in production.
+   */
+  readonly devShortcuts: boolean;
   readonly port: number;
   readonly host: string;
   /** a SQLite file path or a postgres:// URL */
@@ -29,22 +45,32 @@ export interface Config {
   /** seed and size of the demo data written on the first start with an empty store */
   readonly seed: number;
   readonly users: number;
-  /** don't seed demo data on the first start */
+  /** don't seed demo data on the first start (always so in production) */
   readonly skipSeed: boolean;
   /** start from the world in this file (a fixture document or NDJSON) instead of demo data */
   readonly fixtures: string | undefined;
   readonly logLevel: string;
   /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
   readonly adminToken: string | undefined;
+  /** deadline of every store query and Redis command while serving, milliseconds (src/unavailable.ts) */
+  readonly queryTimeout: number;
+  /** the bearer token /metrics asks for; unset: /metrics is open */
+  readonly metricsToken: string | undefined;
   /** processes serving the port (node:cluster); 1: this process alone */
   readonly workers: number;
   /** seconds between the stop signal and closing the listener, while /readyz answers 503 */
   readonly drain: number;
 }
 
-export type ConfigInput = Partial<Record<keyof Config, string | number | boolean | undefined>>;
+/** What the profile decides: never an option of its own. */
+type Derived = 'devShortcuts';
+/** The options, each a flag and an environment variable. */
+export type ConfigOption = Exclude<keyof Config, Derived>;
 
-export const ENV_NAMES: Record<keyof Config, string> = {
+export type ConfigInput = Partial<Record<ConfigOption, string | number | boolean | undefined>>;
+
+export const ENV_NAMES: Record<ConfigOption, string> = {
+  profile: 'HELIXD_PROFILE',
   port: 'HELIXD_PORT',
   host: 'HELIXD_HOST',
   db: 'HELIXD_DB',
@@ -63,11 +89,13 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   fixtures: 'HELIXD_FIXTURES',
   logLevel: 'HELIXD_LOG_LEVEL',
   adminToken: 'HELIXD_ADMIN_TOKEN',
+  queryTimeout: 'HELIXD_QUERY_TIMEOUT',
+  metricsToken: 'HELIXD_METRICS_TOKEN',
   workers: 'HELIXD_WORKERS',
   drain: 'HELIXD_DRAIN',
 };
 
-/** The shortest admin token accepted: long enough that guessing it is hopeless. */
+/** The shortest admin or metrics token accepted: long enough that guessing it is hopeless. */
 export const MIN_ADMIN_TOKEN = 32;
 
 /** The most processes `--workers` starts. */
@@ -87,6 +115,18 @@ export function parseDuration(v: string | number, name = 'duration', allowZero =
   return seconds;
 }
 
+/** The longest --query-timeout: a day, far below what a timer can hold (2^31 ms). */
+const MAX_QUERY_TIMEOUT_MS = 86_400_000;
+
+/** Parses a duration as parseDuration does, or in milliseconds (`500ms`), into milliseconds. */
+export function parseDurationMs(v: string | number, name = 'duration'): number {
+  const m = typeof v === 'string' ? /^(\d+)\s*ms$/.exec(v.trim()) : null;
+  const ms = m ? Number(m[1]) : parseDuration(v, name) * 1000;
+  if (ms <= 0) throw new ConfigError(`${name}: must be longer than 0`);
+  if (ms > MAX_QUERY_TIMEOUT_MS) throw new ConfigError(`${name}: must be at most 1d`);
+  return ms;
+}
+
 function int(v: string | number | boolean, name: string, min: number, max: number): number {
   const n = typeof v === 'number' ? v : Number(String(v).trim());
   if (!Number.isInteger(n) || n < min || n > max)
@@ -100,6 +140,15 @@ function bool(v: string | number | boolean, name: string): boolean {
   if (['1', 'true', 'yes', 'on'].includes(s)) return true;
   if (['0', 'false', 'no', 'off', ''].includes(s)) return false;
   throw new ConfigError(`${name}: "${v}" must be true or false`);
+}
+
+/** A bearer token of helixd's own (admin, metrics): unset, or at least MIN_ADMIN_TOKEN characters. */
+function secretToken(v: string | number | boolean | undefined, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  const token = String(v);
+  if (token.length < MIN_ADMIN_TOKEN)
+    throw new ConfigError(`${name}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  return token;
 }
 
 function url(v: string, name: string): string {
@@ -117,14 +166,32 @@ function url(v: string, name: string): string {
  * environment. `DATABASE_URL` is honoured after `HELIXD_DB`, as many hosts set it.
  */
 export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
-  const pick = (k: keyof Config) => {
+  const pick = (k: ConfigOption) => {
     const f = flags[k];
     if (f !== undefined) return f;
     const e = env[ENV_NAMES[k]];
     return e !== undefined && e !== '' ? e : undefined;
   };
-  const label = (k: keyof Config) =>
+  const label = (k: ConfigOption) =>
     `${ENV_NAMES[k]} / --${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+  const profile = String(pick('profile') ?? 'development') as Profile;
+  if (!PROFILES.includes(profile))
+    throw new ConfigError(`${label('profile')}: "${profile}" is not a profile (${PROFILES.join(' or ')})`);
+  const production = profile === 'production';
+  if (production) {
+    // Every instance must sign cursors and report URLs alike, and report URLs must name the address
+    // callers use: a generated secret and a guessed URL are development's conveniences.
+    const why = {
+      secret: 'the signing secret every instance shares',
+      publicUrl: "this server's base URL as callers reach it",
+    } as const;
+    const missing = (['secret', 'publicUrl'] as const).filter((k) => pick(k) === undefined);
+    if (missing.length)
+      throw new ConfigError(
+        `the production profile needs ${missing.map((k) => `${label(k)} (${why[k]})`).join(' and ')}`,
+      );
+  }
 
   const port = int(pick('port') ?? 8080, label('port'), 0, 65535);
   const host = String(pick('host') ?? '127.0.0.1');
@@ -149,16 +216,15 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const appTokenTtl = parseDuration(String(pick('appTokenTtl') ?? '60d'), label('appTokenTtl'));
   const seed = int(pick('seed') ?? 1, label('seed'), 0, 2 ** 31 - 1);
   const users = int(pick('users') ?? 200, label('users'), 10, 10_000_000);
-  const skipSeed = bool(pick('skipSeed') ?? false, label('skipSeed'));
+  const skipSeed = production || bool(pick('skipSeed') ?? false, label('skipSeed'));
   const fixturesRaw = pick('fixtures');
   const fixtures = fixturesRaw === undefined ? undefined : String(fixturesRaw);
   const logLevel = String(pick('logLevel') ?? 'info');
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
-  const adminRaw = pick('adminToken');
-  const adminToken = adminRaw === undefined ? undefined : String(adminRaw);
-  if (adminToken !== undefined && adminToken.length < MIN_ADMIN_TOKEN)
-    throw new ConfigError(`${label('adminToken')}: must be at least ${MIN_ADMIN_TOKEN} characters`);
+  const adminToken = secretToken(pick('adminToken'), label('adminToken'));
+  const metricsToken = secretToken(pick('metricsToken'), label('metricsToken'));
+  const queryTimeout = parseDurationMs(String(pick('queryTimeout') ?? '2s'), label('queryTimeout'));
   // `auto`: one process per core this process may use.
   const workersRaw = String(pick('workers') ?? 1).trim();
   const workers = workersRaw === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : Number(workersRaw);
@@ -169,6 +235,8 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const drain = parseDuration(String(pick('drain') ?? '5s'), label('drain'), true);
 
   return Object.freeze({
+    profile,
+    devShortcuts: !production,
     port,
     host,
     db,
@@ -187,6 +255,8 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     fixtures,
     logLevel,
     adminToken,
+    queryTimeout,
+    metricsToken,
     workers,
     drain,
   });

@@ -1,6 +1,7 @@
 import type { TokenCache } from './auth/token-cache.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { AppMetrics } from './http/metrics.ts';
 import type { RateLimiter } from './http/ratelimit.ts';
 import type { Links } from './links.ts';
 import type { DrainState } from './shutdown.ts';
@@ -22,6 +23,8 @@ export interface AppContext {
   readonly tokens: TokenCache;
   /** users' logins and display names by id, change-safe (src/store/users.ts) */
   readonly userNames: UserNames;
+  /** what /metrics reports (src/http/metrics.ts) */
+  readonly metrics: AppMetrics;
   /** the server is draining before it stops (src/shutdown.ts): /readyz answers 503 */
   readonly drain: DrainState;
 }

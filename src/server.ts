@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
-import { type Clock, nowSeconds, startingAt, systemClock } from './clock.ts';
+import { type Clock, clockFor, nowSeconds } from './clock.ts';
 import type { Config } from './config.ts';
 import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
@@ -18,10 +18,6 @@ import { migrateOrThrow } from './store/migrate.ts';
 import { resolveSecret } from './store/settings.ts';
 import { deleteDeadTokens } from './store/tokens.ts';
 import { findUserById } from './store/users.ts';
-
-export function clockFor(config: Config): Clock {
-  return config.now ? startingAt(Date.parse(config.now)) : systemClock;
-}
 
 export interface Running {
   app: FastifyInstance;
@@ -47,32 +43,33 @@ export interface Prepared {
 /**
  * Migrates the store, seeds it on the first start (or loads the `--fixtures` world), deletes dead
  * tokens and codes, and resolves the signing secret. Once per start: under `--workers` the primary
- * does it before any worker exists.
+ * does it before any worker exists. No deadline here: a large seed or fixture writes for as long as
+ * it takes (the store requests use is opened with one).
  */
-export async function prepareStore(
-  config: Config,
-  store: Store,
-  clock: Clock,
-  print: Print,
-): Promise<Prepared> {
-  await migrateOrThrow(store);
-  let fixture: Summary | undefined;
-  if (config.fixtures) fixture = await startFromFixture(store, config.fixtures);
-  else if (!config.skipSeed && (await isEmpty(store))) {
-    const started = Date.now();
-    print(`helixd: empty store, seeding demo data (seed ${config.seed}, ${config.users} users) ...`);
-    await seedStore(store, { seed: config.seed, users: config.users, anchor: dayStart(clock.now()) });
-    print(`helixd: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+export async function prepareStore(config: Config, clock: Clock, print: Print): Promise<Prepared> {
+  const store = openStore({ url: config.db });
+  try {
+    await migrateOrThrow(store);
+    let fixture: Summary | undefined;
+    if (config.fixtures) fixture = await startFromFixture(store, config.fixtures);
+    else if (!config.skipSeed && (await isEmpty(store))) {
+      const started = Date.now();
+      print(`helixd: empty store, seeding demo data (seed ${config.seed}, ${config.users} users) ...`);
+      await seedStore(store, { seed: config.seed, users: config.users, anchor: dayStart(clock.now()) });
+      print(`helixd: seeded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+    // Housekeeping: tokens and codes past their expiry can never be used again (a user token whose
+    // access token expired stays while its refresh token can still be spent).
+    const now = nowSeconds(clock);
+    await deleteDeadTokens(store.db, now);
+    await deleteExpiredCodes(store.db, now);
+    return { secret: await resolveSecret(store, config.secret), fixture };
+  } finally {
+    await store.close();
   }
-  // Housekeeping: tokens and codes past their expiry can never be used again (a user token whose
-  // access token expired stays while its refresh token can still be spent).
-  const now = nowSeconds(clock);
-  await deleteDeadTokens(store.db, now);
-  await deleteExpiredCodes(store.db, now);
-  return { secret: await resolveSecret(store, config.secret), fixture };
 }
 
-/** Prints how to call the server: the banner (demo data), or one line. */
+/** Prints how to call the server: the banner (demo data, development profile), or one line. */
 export async function announce(
   config: Config,
   store: Store,
@@ -85,25 +82,30 @@ export async function announce(
   if (config.fixtures) {
     const loaded = prepared.fixture ? `loaded ${prepared.fixture.rows} records` : 'already loaded';
     print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
-  } else if (info) await printBanner(store, config, clock, info, url, print);
-  else print(`helixd: serving ${url} (store ${store.location}, no demo data)`);
+  } else if (info && config.devShortcuts) await printBanner(store, config, clock, info, url, print);
+  else
+    print(
+      `helixd: serving ${url} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
+    );
 }
 
 /**
  * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
- * listens, and prints how to call it. A worker of `--workers` passes what its primary prepared
- * instead: it neither writes the store at start nor prints.
+ * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone. A
+ * worker of `--workers` passes what its primary prepared instead: it neither writes the store at
+ * start nor prints.
  */
 export async function startServer(
   requested: Config,
-  print: Print = (l) => process.stdout.write(`${l}\n`),
+  print: Print = (l) => process.stderr.write(`${l}\n`),
   worker?: { prepared: Prepared },
 ): Promise<Running> {
   const config = await withConcretePort(requested);
-  const store = openStore({ url: config.db });
+  const clock = clockFor(config);
+  const prepared = worker?.prepared ?? (await prepareStore(config, clock, print));
+  // Requests get a deadline on every query.
+  const store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
   try {
-    const clock = clockFor(config);
-    const prepared = worker?.prepared ?? (await prepareStore(config, store, clock, print));
     const shutdown = new Shutdown();
     const app = await buildApp({ config, store, clock, secret: prepared.secret, drain: shutdown });
     shutdown.attach(app.server);

@@ -3,18 +3,20 @@
 // postgres://postgres@127.0.0.1:5432/test). Without a reachable PostgreSQL those runs are skipped
 // with a line that says so; under CI=true an unreachable PostgreSQL fails the run.
 import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
+import { promisify } from 'node:util';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { mintToken } from '../src/auth/tokens.ts';
 import { ManualClock } from '../src/clock.ts';
-import { type Config, loadConfig } from '../src/config.ts';
+import { type Config, ConfigError, ENV_NAMES, loadConfig } from '../src/config.ts';
 import { dayStart } from '../src/seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from '../src/seed/index.ts';
 import { openStore, type Store, type StoreOptions } from '../src/store/db.ts';
@@ -116,6 +118,8 @@ export interface TestAppOptions {
   now?: number;
   /** config overrides, as flags */
   config?: Record<string, string | number | boolean>;
+  /** where the app's JSON log lines go; default: no logs */
+  logs?: NodeJS.WritableStream;
 }
 
 export interface TestApp {
@@ -172,7 +176,7 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
     store: temp.store,
     clock,
     secret: config.secret as string,
-    logger: false,
+    ...(o.logs ? { logStream: o.logs } : { logger: false }),
     beforeRoutes: (a) =>
       a.addHook('onSend', async (req, reply, payload) => {
         const body =
@@ -347,4 +351,86 @@ export function cliDb(options: StoreOptions): string {
 export async function helixd(args: readonly string[], stdin = '') {
   const { runCaptured } = await import('../src/cli.ts');
   return runCaptured(args, stdin);
+}
+
+/**
+ * The command as a process, run from the sources through tsx (bin/helixd-dev.js): the tests that
+ * start helixd never run a dist/ older than the sources. Only test/cli/compiled.test.ts runs the
+ * compiled bin/helixd.js, after building dist/ itself.
+ */
+export const HELIXD_DEV_BIN = join(import.meta.dirname, '..', 'bin', 'helixd-dev.js');
+
+/**
+ * One of helixd's own bearer tokens shorter than 32 characters is a configuration error, given as a
+ * flag or in the environment, and `helixd serve` stops with a line that says so.
+ */
+export async function assertTokenTooShort(option: 'adminToken' | 'metricsToken'): Promise<void> {
+  const env = ENV_NAMES[option];
+  const flag = `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  assert.throws(() => loadConfig({ [option]: 'short' }, {}), ConfigError);
+  assert.throws(
+    () => loadConfig({}, { [env]: 'x'.repeat(31) }),
+    new RegExp(`${env} / ${flag}: must be at least 32 characters`),
+  );
+  assert.equal(loadConfig({}, { [env]: 'x'.repeat(32) })[option], 'x'.repeat(32));
+  await assert.rejects(
+    promisify(execFile)(process.execPath, [
+      HELIXD_DEV_BIN,
+      'serve',
+      flag,
+      'short',
+      '--db',
+      '/nonexistent/x.db',
+    ]),
+    (err: { code: number; stderr: string }) => {
+      assert.notEqual(err.code, 0);
+      assert.match(err.stderr, new RegExp(`${flag}: must be at least 32 characters`));
+      return true;
+    },
+  );
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  /** everything it printed so far */
+  out: () => string;
+  /** the curl command of its banner, as printed */
+  curl: string;
+  url: string;
+}
+
+/** `node <bin> serve --db <db> --port 0 --log-level warn <more>`, once its banner is out. */
+export function startServeProcess(
+  bin: string,
+  db: string,
+  more: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ServeProcess> {
+  const args = [bin, 'serve', '--db', db, '--port', '0', '--log-level', 'warn', ...more];
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
+    // The banner comes on stderr (stdout carries the JSON log lines alone); both are kept.
+    const read = (d: Buffer) => {
+      out += d;
+      const curl = /^\s*(curl .*)$/m.exec(out)?.[1];
+      const url = /serving (http:\/\/\S+)/.exec(out)?.[1];
+      if (curl && url) {
+        clearTimeout(timer);
+        resolve({ child, out: () => out, curl, url });
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.on('exit', (code) => reject(new Error(`exited ${code} before serving:\n${out}`)));
+  });
+}
+
+/** Stops a process as Ctrl-C does; its exit code. */
+export function stopProcess(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGINT');
+  });
 }

@@ -23,10 +23,13 @@ export interface LiveToken {
 export class TokenCache {
   readonly #store: Store;
   readonly #cache: StoreCache<string, LiveToken>;
+  readonly #onLookup: ((hit: boolean) => void) | undefined;
 
-  constructor(store: Store) {
+  /** `onLookup` hears whether each lookup found the token kept (metrics); on PostgreSQL none is. */
+  constructor(store: Store, onLookup?: (hit: boolean) => void) {
     this.#store = store;
     this.#cache = new StoreCache(store, 50_000);
+    this.#onLookup = onLookup;
   }
 
   /** The live token for a raw access token, or undefined when unknown or expired at `now`. */
@@ -34,6 +37,7 @@ export class TokenCache {
     const hash = sha256(raw);
     const epoch = this.#cache.begin();
     let live = this.#cache.get(hash);
+    this.#onLookup?.(live !== undefined);
     if (live === undefined) {
       const row = await tokenByHash(this.#store.db, hash);
       if (row === undefined) return undefined;

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
@@ -41,6 +42,18 @@ export function bearerToken(header: string | undefined, schemes: readonly string
 function authorizationHeader(header: string | undefined): string {
   if (header === undefined || header.trim() === '') throw unauthorized('OAuth token is missing');
   return header;
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/**
+ * Whether `token` is `expected`, one of helixd's own bearer tokens (the admin token, the metrics
+ * token; never set: no token is), in time that does not depend on where they differ: both are
+ * hashed first, so the comparison is of two equal-length digests whatever the token's length.
+ */
+export function isSecretToken(token: string, expected: string | undefined): boolean {
+  if (expected === undefined) return false;
+  return timingSafeEqual(digest(token), digest(expected));
 }
 
 /**

@@ -1,11 +1,10 @@
 // The admin API's request plumbing (docs/admin.md): who may call it, how its routes are declared
 // and described in /openapi.json. The routes themselves are src/routes/admin.ts.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { bearerToken } from './access.ts';
+import { bearerToken, isSecretToken } from './access.ts';
 import { forbidden, helixErrorBody } from './errors.ts';
 import { compileValidator } from './query-validator.ts';
 
@@ -14,25 +13,13 @@ export const ADMIN_PREFIX = '/admin';
 /** An admin batch may be large (an import's worth of records): bodies up to this many bytes. */
 export const ADMIN_BODY_LIMIT = 32 * 1024 * 1024;
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/**
- * Whether `token` is the admin token, in time that does not depend on where they differ: both are
- * hashed first, so the comparison is of two equal-length digests whatever the token's length.
- */
-export function isAdminToken(ctx: AppContext, token: string): boolean {
-  const expected = ctx.config.adminToken;
-  if (expected === undefined) return false;
-  return timingSafeEqual(digest(token), digest(expected));
-}
-
 /**
  * No `Authorization: Bearer` is a 401; any other token (a Helix token included) a 403. The check
  * runs before the body is read.
  */
 function authorizeAdmin(ctx: AppContext, req: FastifyRequest): void {
   const token = bearerToken(req.headers.authorization);
-  if (!isAdminToken(ctx, token)) throw forbidden('The token is not the admin token');
+  if (!isSecretToken(token, ctx.config.adminToken)) throw forbidden('The token is not the admin token');
 }
 
 /** What an admin route may answer besides its success, and when. */

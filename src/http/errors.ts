@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { unavailability } from '../unavailable.ts';
 
 /** The one error type of the request path: a status and a message for the Helix error body. */
 export class HelixError extends Error {
@@ -20,6 +21,9 @@ export const badRequest = (message: string) => new HelixError(400, message);
 export const unauthorized = (message: string) => new HelixError(401, message);
 export const forbidden = (message: string) => new HelixError(403, message);
 export const notFound = (message = 'Not Found') => new HelixError(404, message);
+
+/** The message of every 503 of a dependency that cannot serve (the log says which and why). */
+const UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable';
 
 /** The error body of every operation: the status's reason phrase, the status, and a message. */
 export const helixErrorBody = Type.Object({
@@ -73,16 +77,6 @@ export function validationMessage(errors: AjvError[]): string {
   }
 }
 
-/** Errors a database driver raises when the store cannot be reached: 503, not 500. */
-function isStoreUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return (
-    typeof code === 'string' &&
-    (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY', '57P01', '57P03'].includes(code) ||
-      code.startsWith('08'))
-  );
-}
-
 /** An error's status and public message; internals of 5xx never leave (they are logged). */
 export function describeError(
   err: FastifyError | HelixError | Error,
@@ -94,12 +88,16 @@ export function describeError(
   const s = (err as FastifyError).statusCode;
   // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding
   // ...): their messages describe the request, never the server. First: a body the client stopped
-  // sending ("aborted", ECONNRESET) is the client's doing, not a lost store.
+  // sending ("aborted", ECONNRESET) is the client's doing, not a store that went away.
   if (typeof s === 'number' && s >= 400 && s < 500)
     return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
-  if (isStoreUnavailable(err)) {
-    req.log.error({ err }, 'store unavailable');
-    return { status: 503, message: 'The service is temporarily unavailable' };
+  // The store or Redis cannot serve now (src/unavailable.ts): the caller may try again; which one
+  // and why is logged, and /readyz says it, but the answer names nothing inside.
+  const unavailable = unavailability(err);
+  if (unavailable) {
+    const { dependency, reason } = unavailable;
+    req.log.error({ err, dependency, reason }, `${dependency} unavailable: ${reason}`);
+    return { status: 503, message: UNAVAILABLE_MESSAGE };
   }
   req.log.error({ err }, 'unhandled error');
   return { status: 500, message: 'Internal Server Error' };

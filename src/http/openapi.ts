@@ -1,14 +1,12 @@
 // The OpenAPI 3.1 document at /openapi.json and the docs page at /docs, both generated from the
 // routes' own schemas (registerOperation's declarations): nothing here describes a parameter or a
 // field. The page is Swagger UI served from its npm package: no CDN is needed to read it.
-import { createRequire } from 'node:module';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { Config } from '../config.ts';
+import { VERSION } from '../version.ts';
 import { DOCUMENTED_PREFIX, OPERATION_PREFIXES } from './operation.ts';
-
-const { version: VERSION } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 export const OPENAPI_PATH = '/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -44,8 +42,9 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
           bearer: {
             type: 'http',
             scheme: 'bearer',
-            description:
-              'An access token of the token service: an app access token (client_credentials) or a user access token (authorization code, implicit flow, or POST /auth/authorize)',
+            description: config.devShortcuts
+              ? 'An access token of the token service: an app access token (client_credentials) or a user access token (authorization code, implicit flow, or POST /auth/authorize)'
+              : 'An access token of the token service: an app access token (client_credentials) or a user access token (from the operator, `helixd token --user`, renewed with its refresh token)',
           },
           clientId: {
             type: 'apiKey',
@@ -61,6 +60,16 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
                   scheme: 'bearer',
                   description:
                     'The admin token (--admin-token / HELIXD_ADMIN_TOKEN); the admin API is off without one (docs/admin.md)',
+                },
+              }),
+          ...(config.metricsToken === undefined
+            ? {}
+            : {
+                metrics: {
+                  type: 'http',
+                  scheme: 'bearer',
+                  description:
+                    'The metrics token (--metrics-token / HELIXD_METRICS_TOKEN); /metrics is open without one',
                 },
               }),
         },

@@ -2,8 +2,9 @@
 // the same token bucket as MemoryRateLimitStore, computed inside Redis by one Lua script so that a
 // take is atomic across instances.
 import { createRequire } from 'node:module';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { HelixError } from './errors.ts';
+import { deadlineReason, UNREACHABLE, UnavailableError } from '../unavailable.ts';
 import { type BucketTake, bucketTake, type RateLimitStore, type TakeRequest } from './ratelimit.ts';
 
 // KEYS[1] bucket; ARGV cost, capacity, window (ms), now (ms). The level is kept in
@@ -33,25 +34,43 @@ return { allowed, level }
 export interface RedisRateLimitOptions {
   /** key prefix, so that several deployments can share one Redis */
   prefix?: string;
+  /** deadline of every command, milliseconds (--query-timeout); default 2000 */
+  commandTimeout?: number;
 }
 
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
   private readonly prefix: string;
+  private readonly commandTimeout: number;
+  /** whether the last connection attempt failed: it is logged once, not at every retry */
+  private down = false;
+  private log: FastifyBaseLogger | undefined;
 
   constructor(url: string, o: RedisRateLimitOptions = {}) {
     this.prefix = o.prefix ?? 'helixd:ratelimit:';
+    this.commandTimeout = o.commandTimeout ?? 2000;
     // While Redis is away a request waits for at most one reconnect attempt, then fails (503)
     // rather than queueing behind reconnects; ioredis keeps reconnecting in the background and
-    // requests succeed again as soon as Redis is back.
+    // requests succeed again as soon as Redis is back. A Redis that does not answer (frozen, a
+    // network that drops packets) is not seen by the connection: every command has a deadline,
+    // past which it fails (503); a late reply is matched to its command and dropped, so the
+    // connection stays usable.
     // Loaded here rather than at start: most servers run without Redis (ioredis is CommonJS).
     const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.redis = new RedisClient(url, {
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
+      commandTimeout: this.commandTimeout,
       retryStrategy: (times) => Math.min(times * 100, 2000),
     });
-    this.redis.on('error', () => {});
+    this.redis.on('error', (err) => {
+      if (!this.down) this.log?.error({ err }, `redis unavailable: ${UNREACHABLE}`);
+      this.down = true;
+    });
+    this.redis.on('ready', () => {
+      if (this.down) this.log?.warn('redis reachable again');
+      this.down = false;
+    });
     this.redis.defineCommand('helixdTake', { numberOfKeys: 1, lua: TAKE });
   }
 
@@ -63,10 +82,30 @@ export class RedisRateLimitStore implements RateLimitStore {
       reply = await (this.redis as any).helixdTake(this.prefix + key, cost, capacity, windowMs, nowMs);
     } catch (err) {
       // Without its buckets helixd cannot tell who is over the limit: a 503, as for a lost store.
-      throw new HelixError(503, 'The service is temporarily unavailable', { cause: err });
+      throw this.unavailable(err);
     }
     const [allowed, level] = reply;
     return bucketTake(allowed === 1, level, req);
+  }
+
+  /** Logs the connection's failures (once per outage) from now on. */
+  watch(log: FastifyBaseLogger): void {
+    this.log = log;
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      throw this.unavailable(err);
+    }
+  }
+
+  private unavailable(err: unknown): UnavailableError {
+    const late = (err as Error).message === 'Command timed out';
+    return new UnavailableError('redis', late ? deadlineReason(this.commandTimeout) : UNREACHABLE, {
+      cause: err,
+    });
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@
 // production does. A bucket holds `points` and refills continuously at `points` per
 // minute; every operation request takes one point. The buckets live behind RateLimitStore, so that
 // several instances can share them (Redis) instead of each keeping its own (memory).
+import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Principal } from './access.ts';
 import { HelixError } from './errors.ts';
@@ -32,6 +33,10 @@ export interface RateLimitStore {
   /** Takes the points of `req` from its bucket. A bucket never seen is full. Must be atomic per key. */
   take(req: TakeRequest): Promise<BucketTake>;
   close?(): Promise<void>;
+  /** a store in another process (Redis): resolves while it answers, else throws an UnavailableError */
+  ping?(): Promise<void>;
+  /** a store in another process: logs its outages */
+  watch?(log: FastifyBaseLogger): void;
 }
 
 /** What a take reports, from the bucket's level after it (in point-milliseconds). */
@@ -88,6 +93,8 @@ export class RateLimiter {
     /** points per minute; 0 switches rate limiting off */
     private readonly points: number,
     private readonly clock: Clock,
+    /** hears every refusal (metrics) */
+    private readonly onRefusal?: (principal: Principal) => void,
   ) {}
 
   get enabled(): boolean {
@@ -112,11 +119,26 @@ export class RateLimiter {
       'ratelimit-remaining': String(t.remaining),
       'ratelimit-reset': String(Math.ceil(t.fullAt / 1000)),
     };
-    if (!t.allowed) throw new HelixError(429, 'Request limit exceeded', { headers });
+    if (!t.allowed) {
+      this.onRefusal?.(principal);
+      throw new HelixError(429, 'Request limit exceeded', { headers });
+    }
     return headers;
   }
 
   async close(): Promise<void> {
     await this.store.close?.();
+  }
+
+  /**
+   * Checks the buckets' store when requests depend on another process for it (Redis, with limits
+   * on): resolves while it answers, else rejects with an UnavailableError; undefined otherwise.
+   */
+  ping(): Promise<void> | undefined {
+    return this.enabled ? this.store.ping?.() : undefined;
+  }
+
+  watch(log: FastifyBaseLogger): void {
+    this.store.watch?.(log);
   }
 }

@@ -4,13 +4,10 @@
 import type { Writable } from 'node:stream';
 import { readRecords } from '../records/index.ts';
 import type { Store } from '../store/db.ts';
+import type { ExportFormat } from './formats.ts';
 import type { KindName } from './input.ts';
 import { blockWriter } from './ndjson.ts';
 import { type Summary, Tally } from './progress.ts';
-
-/** NDJSON (any size), or a fixture document (`{"users": [...], ...}`, for small worlds). */
-export const EXPORT_FORMATS = ['ndjson', 'fixture'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export interface ExportRun {
   /** the kinds to write, in the order to write them */

@@ -1,6 +1,5 @@
-// The import worker's entry (src/io/worker.ts): loads TypeScript through tsx, as bin/helixd.js
-// does for the main thread, then prepares the records.
-import { register } from 'tsx/esm/api';
+// The import worker's entry: prepares the records (src/io/worker.ts), compiled or through tsx
+// (src/worker-entry.js says which).
+import { loadWorker } from '../worker-entry.js';
 
-register();
-await import('./worker.ts');
+await loadWorker(import.meta.url);

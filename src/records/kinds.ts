@@ -26,6 +26,7 @@ import {
   uuid,
   write,
 } from './fields.ts';
+import { RECORD_KIND_NAMES } from './names.ts';
 
 /** A row of a data table, as the write path hands it to the store. */
 export type Row = Record<string, string | number | null>;
@@ -733,6 +734,8 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   gameDay,
   extensionDay,
 ];
+if (RECORD_KINDS.map((k) => k.kind).join(' ') !== RECORD_KIND_NAMES.join(' '))
+  throw new Error('src/records/names.ts must list the kinds of RECORD_KINDS, in its order');
 
 const BY_NAME = new Map(RECORD_KINDS.map((k) => [k.kind, k]));
 const BY_PLURAL = new Map(RECORD_KINDS.map((k) => [k.plural, k]));

@@ -1,7 +1,8 @@
 // The token service (docs/auth.md): /oauth2/token, /oauth2/authorize, /oauth2/validate,
 // /oauth2/revoke, their mock-server aliases under /auth/*, and the mock-server shortcut POST
 // /auth/authorize (grant_type=user_token). Parameters come in the query string, a form body or a
-// JSON object body; errors have the token service's own shape, {"status", "message"}.
+// JSON object body; errors have the token service's own shape, {"status", "message"}. What the
+// production profile leaves out, and why: grantsOf below.
 import { timingSafeEqual } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -30,6 +31,23 @@ const TOKEN_SERVICE_PREFIXES = ['/oauth2', '/auth'] as const;
 
 export const GRANT_TYPES = ['client_credentials', 'authorization_code', 'refresh_token'] as const;
 type GrantType = (typeof GRANT_TYPES)[number];
+
+/**
+ * The grants POST /oauth2/token accepts, decided grant by grant from the profile's one switch
+ * (config.ts, devShortcuts):
+ * - client_credentials: every profile; the client proves itself with its secret.
+ * - refresh_token: every profile; the caller holds a refresh token and the client's secret. In
+ *   production user tokens come from the operator (`helixd token --user`) and live on this way.
+ * - authorization_code: development only. Its codes come from the consent page alone, and helixd
+ *   has no sign-in of its own: whoever reaches that page acts as any user. Without the page (off
+ *   with the grant) there could be no code to redeem.
+ * - user_token (POST /auth/authorize, never this route): development only; any user's token for a
+ *   client secret alone, which /units/clients hands out.
+ * A grant left out is refused as any unknown one is: 400 `unsupported grant type`.
+ */
+function grantsOf(ctx: AppContext): readonly GrantType[] {
+  return ctx.config.devShortcuts ? GRANT_TYPES : ['client_credentials', 'refresh_token'];
+}
 
 /** How many users the consent page offers to pick from (any other can be typed in). */
 const CONSENT_USERS = 10;
@@ -66,17 +84,22 @@ const clientFields = {
   client_id: field('The client'),
   client_secret: field("The client's secret"),
 };
-/** The parameters of POST /oauth2/token, by grant type. */
-const tokenForm = Type.Object({
-  ...clientFields,
-  grant_type: Type.Unsafe<string>({ type: 'string', enum: GRANT_TYPES }),
-  scope: field(
-    'client_credentials: space-separated scopes (app tokens carry none; unknown ones are refused)',
-  ),
-  code: field('authorization_code: the code from the redirect'),
-  redirect_uri: field('authorization_code: the redirect URI the code was issued for'),
-  refresh_token: field('refresh_token: the refresh token'),
-});
+/** The parameters of POST /oauth2/token, by grant type: those of the grants served. */
+const tokenForm = (grants: readonly GrantType[]) =>
+  Type.Object({
+    ...clientFields,
+    grant_type: Type.Unsafe<string>({ type: 'string', enum: grants }),
+    scope: field(
+      'client_credentials: space-separated scopes (app tokens carry none; unknown ones are refused)',
+    ),
+    ...(grants.includes('authorization_code')
+      ? {
+          code: field('authorization_code: the code from the redirect'),
+          redirect_uri: field('authorization_code: the redirect URI the code was issued for'),
+        }
+      : {}),
+    refresh_token: field('refresh_token: the refresh token'),
+  });
 const authorizeForm = Type.Object({
   client_id: field('The client'),
   redirect_uri: field('One of the redirect URIs registered for the client'),
@@ -215,6 +238,7 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     scope.setErrorHandler(handleTokenServiceError);
     const db = ctx.store.db;
     const now = () => nowSeconds(ctx.clock);
+    const grants = grantsOf(ctx);
 
     const mintUserToken = (clientId: string, userId: number, scopes: readonly string[]) =>
       mintToken(db, { kind: 'user', clientId, userId, scopes, ttl: ctx.config.userTokenTtl, now: now() });
@@ -227,8 +251,10 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
         {
           schema: serviceSchema(
             'Get a token',
-            'An app access token (client_credentials), or a user access token for an authorization code or a refresh token.',
-            tokenForm,
+            grants.includes('authorization_code')
+              ? 'An app access token (client_credentials), or a user access token for an authorization code or a refresh token.'
+              : 'An app access token (client_credentials), or a new user access token for a refresh token.',
+            tokenForm(grants),
             {
               200: { ...tokenReplySchema, description: 'The token' },
               400: serviceError('A parameter is missing or wrong, or the code or refresh token is invalid'),
@@ -242,8 +268,7 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
           const p = paramsOf(req);
           const client = await clientOf(ctx, p, true);
           const grant = required(p, 'grant_type', 'missing grant_type');
-          if (!(GRANT_TYPES as readonly string[]).includes(grant))
-            throw oauthError(400, 'unsupported grant type');
+          if (!(grants as readonly string[]).includes(grant)) throw oauthError(400, 'unsupported grant type');
           switch (grant as GrantType) {
             case 'client_credentials': {
               // App tokens carry no scopes; an unknown one is still refused, as production does.
@@ -338,6 +363,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
         },
       );
     }
+
+    // The consent page and POST /auth/authorize: development's only (grantsOf says why).
+    if (!ctx.config.devShortcuts) return;
 
     /**
      * The parameters of an authorization request, checked in RFC 6749's order: while the client or

@@ -1,6 +1,5 @@
-// The seeding worker's entry (src/seed/worker.ts): loads TypeScript through tsx, as bin/helixd.js
-// does for the main thread, then runs the generator.
-import { register } from 'tsx/esm/api';
+// The seeding worker's entry: runs the generator (src/seed/worker.ts), compiled or through tsx
+// (src/worker-entry.js says which).
+import { loadWorker } from '../worker-entry.js';
 
-register();
-await import('./worker.ts');
+await loadWorker(import.meta.url);

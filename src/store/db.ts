@@ -21,10 +21,13 @@
 
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
+import { UnavailableError } from '../unavailable.ts';
+import { poolWithDeadline } from './pg-deadline.ts';
 import type { Database } from './schema.ts';
 import { FastSqliteDialect, FastSqliteDriver } from './sqlite-driver.ts';
+import { watchFile } from './sqlite-file.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -39,9 +42,37 @@ export interface Store {
    * undefined where no such number exists, and nothing may be cached.
    */
   changeEpoch(): number | undefined;
-  /** resolves when the store answers a trivial query */
+  /**
+   * Calls `listener` after every query the store runs, with its duration (Kysely's log event);
+   * returns what stops it. Metrics read query times this way (src/http/metrics.ts).
+   */
+  onQuery(listener: QueryListener): () => void;
+  /**
+   * resolves when the store can serve: it answers a trivial query within the deadline, and a
+   * SQLite file is still the one opened and can take writes; else throws an UnavailableError
+   */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+export type QueryListener = (event: LogEvent) => void;
+
+/**
+ * The `log` option of a store's Kysely instance, which times every query, and the subscription to
+ * it. The instance is built before any app that reads its times (the store outlives apps in tests
+ * and is opened before the app in server.ts), so listeners come and go.
+ */
+function queryLog() {
+  const listeners = new Set<QueryListener>();
+  return {
+    log(event: LogEvent) {
+      for (const l of listeners) l(event);
+    },
+    onQuery(listener: QueryListener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
 }
 
 export interface StoreOptions {
@@ -51,6 +82,14 @@ export interface StoreOptions {
   schema?: string;
   /** PostgreSQL only: pool size */
   poolSize?: number;
+  /**
+   * The deadline of every query, in milliseconds (a serving store: --query-timeout); past it the
+   * query fails with an UnavailableError. PostgreSQL: from asking for a connection to the answer
+   * (src/store/pg-deadline.ts). SQLite runs each statement in this thread, start to finish, so the
+   * deadline is how long a statement waits for a lock another process holds (busy_timeout).
+   * Unset (the command-line tools): no deadline, and SQLite waits 5 s for a lock.
+   */
+  queryTimeout?: number;
 }
 
 export function isPostgresUrl(url: string): boolean {
@@ -58,18 +97,25 @@ export function isPostgresUrl(url: string): boolean {
 }
 
 export function openStore(opts: StoreOptions): Store {
-  return isPostgresUrl(opts.url) ? openPostgres(opts) : openSqlite(opts.url);
+  return isPostgresUrl(opts.url) ? openPostgres(opts) : openSqlite(opts.url, opts.queryTimeout);
 }
 
-function openSqlite(file: string): Store {
+function openSqlite(file: string, queryTimeout = 5000): Store {
   const conn = new SQLite(file);
   // WAL lets readers run while a writer works; NORMAL is durable across process crashes in WAL mode.
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
-  conn.pragma('busy_timeout = 5000');
-  const driver = new FastSqliteDriver(conn);
-  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
+  conn.pragma(`busy_timeout = ${Math.ceil(queryTimeout)}`);
+  // A file deleted or replaced under the server refuses writes; /readyz also reports a file that
+  // cannot take them (src/store/sqlite-file.ts).
+  const watch = watchFile(file);
+  const refuse = (problem: string | undefined) => {
+    if (problem) throw new UnavailableError('store', problem);
+  };
+  const driver = new FastSqliteDriver(conn, watch && (() => refuse(watch.moved())));
+  const queries = queryLog();
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver), log: queries.log });
   // data_version moves when another connection commits to the file, never for this connection's
   // own writes, which the driver counts. The sum of the two counters moves when either does.
   const dataVersion = conn.prepare('pragma data_version').pluck();
@@ -87,8 +133,10 @@ function openSqlite(file: string): Store {
       }
       return otherCommits + driver.writes;
     },
+    onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
+      refuse(watch?.problem());
     },
     async close() {
       await db.destroy();
@@ -124,16 +172,26 @@ const pgTypes = {
 const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1'];
 
 function openPostgres(opts: StoreOptions): Store {
+  const ms = opts.queryTimeout === undefined ? undefined : Math.ceil(opts.queryTimeout);
   const pool = new (requirePg().Pool)({
     connectionString: opts.url,
     max: opts.poolSize ?? 10,
     types: pgTypes,
-    options: [...PG_SESSION_SETTINGS, ...(opts.schema ? [`-c search_path=${opts.schema}`] : [])].join(' '),
+    options: [
+      ...PG_SESSION_SETTINGS,
+      ...(opts.schema ? [`-c search_path=${opts.schema}`] : []),
+      ...(ms ? [`-c statement_timeout=${ms}`] : []),
+    ].join(' '),
+    ...(ms ? { connectionTimeoutMillis: ms } : {}),
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The next query gets a fresh connection (or fails with 503).
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const queries = queryLog();
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: ms ? poolWithDeadline(pool, ms) : pool }),
+    log: queries.log,
+  });
   return {
     db,
     dialect: 'postgres',
@@ -141,6 +199,7 @@ function openPostgres(opts: StoreOptions): Store {
     // Instances share no memory, and a NOTIFY would reach them a moment after a change commits:
     // nothing is cached, every request reads the store.
     changeEpoch: () => undefined,
+    onQuery: queries.onQuery,
     async ping() {
       await sql`select 1`.execute(db);
     },

@@ -69,9 +69,12 @@ export class FastSqliteDriver implements Driver {
   /** callers waiting for the open transaction to end, first come first served */
   #waiting: (() => void)[] = [];
   #writes = 0;
+  readonly #beforeWrite: (() => void) | undefined;
 
-  constructor(db: SQLite.Database) {
+  /** `beforeWrite` runs before every statement that may write, and may refuse it by throwing. */
+  constructor(db: SQLite.Database, beforeWrite?: () => void) {
     this.#db = db;
+    this.#beforeWrite = beforeWrite;
   }
 
   async init(): Promise<void> {}
@@ -140,8 +143,11 @@ export class FastSqliteDriver implements Driver {
 
   #run<R>(compiled: CompiledQuery): QueryResult<R> {
     const { stmt, toObject } = this.#prepare(compiled.sql);
-    // Counted before it runs: a cache filled meanwhile is not kept (src/store/cache.ts).
-    if (!stmt.readonly) this.#writes++;
+    if (!stmt.readonly) {
+      this.#beforeWrite?.();
+      // Counted before it runs: a cache filled meanwhile is not kept (src/store/cache.ts).
+      this.#writes++;
+    }
     if (toObject !== undefined) {
       const rows = stmt.all(compiled.parameters) as unknown[];
       for (let i = 0; i < rows.length; i++) rows[i] = toObject(rows[i] as unknown[]);

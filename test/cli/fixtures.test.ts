@@ -14,6 +14,7 @@ import { type Running, startServer } from '../../src/server.ts';
 import {
   cliDb,
   forEachStore,
+  HELIXD_DEV_BIN,
   helixd,
   type StoreKind,
   TEST_NOW,
@@ -257,18 +258,7 @@ describe('helixd serve --fixtures (the command as printed)', () => {
     const db = join(dir, 'test.db');
     child = spawn(
       process.execPath,
-      [
-        join(ROOT, 'bin', 'helixd.js'),
-        'serve',
-        '--fixtures',
-        EXAMPLE,
-        '--db',
-        db,
-        '--port',
-        '0',
-        '--log-level',
-        'warn',
-      ],
+      [HELIXD_DEV_BIN, 'serve', '--fixtures', EXAMPLE, '--db', db, '--port', '0', '--log-level', 'warn'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

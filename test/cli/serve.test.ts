@@ -2,49 +2,16 @@
 // a curl command that works as printed, stops on SIGINT with exit code 0, and serves the same data
 // after a restart.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { HELIXD_DEV_BIN as BIN, startServeProcess, stopProcess as stop } from '../helpers.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'helixd.js');
 const run = promisify(execFile);
-
-function startServe(
-  db: string,
-): Promise<{ child: ChildProcess; out: () => string; curl: string; url: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--log-level', 'warn'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d) => {
-    out += d;
-  });
-  child.stderr?.on('data', (d) => {
-    out += d;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${out}`)), 20_000);
-    child.stdout?.on('data', () => {
-      const curl = /^\s*(curl .*)$/m.exec(out)?.[1];
-      const url = /serving (http:\/\/\S+)/.exec(out)?.[1];
-      if (curl && url) {
-        clearTimeout(timer);
-        resolve({ child, out: () => out, curl, url });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before serving:\n${out}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGINT');
-  });
-}
+const startServe = (db: string) => startServeProcess(BIN, db);
 
 describe('helixd serve', () => {
   const dir = mkdtempSync(join(tmpdir(), 'helixd-serve-'));

@@ -3,20 +3,26 @@
 // on the same store.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { sha256 } from '../../src/auth/tokens.ts';
-import { bearer, forEachStore, PG_URL, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import {
+  bearer,
+  forEachStore,
+  HELIXD_DEV_BIN,
+  PG_URL,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'helixd.js');
 const run = promisify(execFile);
 
 forEachStore('helixd client and helixd token (command line)', (kind: StoreKind) => {
   let t: TestApp;
   let db: string;
-  const helixd = (...args: string[]) => run(process.execPath, [BIN, ...args, '--db', db]);
+  const helixd = (...args: string[]) => run(process.execPath, [HELIXD_DEV_BIN, ...args, '--db', db]);
 
   before(async () => {
     t = await startTestApp(kind, { users: 20 });

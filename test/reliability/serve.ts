@@ -3,9 +3,7 @@
 // chooses (a keep-alive agent, or a connection of its own).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { join } from 'node:path';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'helixd.js');
+import { HELIXD_DEV_BIN } from '../helpers.ts';
 
 /** Starting under a loaded machine compiles the sources first: generous, never a measurement. */
 const START_TIMEOUT_MS = 60_000;
@@ -40,7 +38,7 @@ export interface Served {
 export async function serve(args: readonly string[], workers = 1): Promise<Served> {
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--port', '0', '--log-level', 'info', '--users', '10', ...args],
+    [HELIXD_DEV_BIN, 'serve', '--port', '0', '--log-level', 'info', '--users', '10', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

@@ -2,15 +2,16 @@
 // exist); with one, only a request bearing it (401 without a token, 403 with any other, Helix
 // tokens included). The operations stay read-only whatever the token.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, it } from 'node:test';
-import { promisify } from 'node:util';
-import { ConfigError, loadConfig } from '../../src/config.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import {
+  assertTokenTooShort,
+  bearer,
+  forEachStore,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers.ts';
 import { ADMIN_TOKEN } from './admin-records.test.ts';
-
-const run = promisify(execFile);
-const BIN = new URL('../../bin/helixd.js', import.meta.url).pathname;
 
 forEachStore('admin API: off without an admin token', (kind: StoreKind) => {
   let t: TestApp;
@@ -80,19 +81,5 @@ forEachStore('admin API: only the admin token opens it', (kind: StoreKind) => {
   });
 });
 
-it('an admin token shorter than 32 characters is a configuration error', async () => {
-  assert.throws(() => loadConfig({ adminToken: 'short' }, {}), ConfigError);
-  assert.throws(
-    () => loadConfig({}, { HELIXD_ADMIN_TOKEN: 'x'.repeat(31) }),
-    /HELIXD_ADMIN_TOKEN \/ --admin-token: must be at least 32 characters/,
-  );
-  assert.equal(loadConfig({}, { HELIXD_ADMIN_TOKEN: 'x'.repeat(32) }).adminToken, 'x'.repeat(32));
-  await assert.rejects(
-    run(process.execPath, [BIN, 'serve', '--admin-token', 'short', '--db', '/nonexistent/x.db']),
-    (err: { code: number; stderr: string }) => {
-      assert.notEqual(err.code, 0);
-      assert.match(err.stderr, /--admin-token: must be at least 32 characters/);
-      return true;
-    },
-  );
-});
+it('an admin token shorter than 32 characters is a configuration error', () =>
+  assertTokenTooShort('adminToken'));

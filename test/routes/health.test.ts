@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
@@ -18,9 +19,10 @@ forEachStore('probes and unknown paths', (kind: StoreKind) => {
     assert.equal(res.statusCode, 200);
   });
 
-  it('GET /readyz answers 200 while the store answers', async () => {
+  it('GET /readyz answers 200 while the store answers, and says what it checked', async () => {
     const res = await t.get('/readyz');
     assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { status: 'ok', checks: { store: 'ok' } });
   });
 
   it('answers an unknown path with 404 and the Helix body', async () => {
@@ -66,6 +68,35 @@ describe('a store that cannot be reached', () => {
   });
 });
 
+describe('a SQLite file deleted under the server', () => {
+  const ADMIN = 'health-test-admin-token-0123456789abcdef';
+  it('makes /readyz a 503 naming the store and why, and writes a 503', async () => {
+    // startTestApp checks these answers against /openapi.json.
+    const t = await startTestApp('sqlite', { users: 10, config: { adminToken: ADMIN } });
+    try {
+      for (const f of ['', '-wal', '-shm']) rmSync(t.storeOptions.url + f, { force: true });
+      const res = await t.get('/readyz');
+      assert.equal(res.statusCode, 503);
+      assert.deepEqual(res.json(), {
+        error: 'Service Unavailable',
+        status: 503,
+        message: 'Not ready: store file was deleted',
+        checks: { store: 'file was deleted' },
+      });
+      const write = await t.inject({
+        method: 'POST',
+        url: '/admin/batch',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        payload: [{ kind: 'game', data: { id: '990001', name: 'Admin Quest' } }],
+      });
+      assert.equal(write.statusCode, 503);
+      assert.equal(write.json().message, 'The service is temporarily unavailable');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('configuration', () => {
   it('rejects bad values with a message naming the flag and the variable', () => {
     assert.throws(
@@ -85,5 +116,16 @@ describe('configuration', () => {
     assert.equal(loadConfig({ db: 'y.db' }, { HELIXD_DB: 'x.db' }).db, 'y.db');
     assert.equal(loadConfig({}, {}).port, 8080);
     assert.equal(loadConfig({}, { HELIXD_USER_TOKEN_TTL: '15m' }).userTokenTtl, 900);
+  });
+
+  it('reads the query deadline in milliseconds or as a duration, default 2 s', () => {
+    assert.equal(loadConfig({}, {}).queryTimeout, 2000);
+    assert.equal(loadConfig({ queryTimeout: '500ms' }, {}).queryTimeout, 500);
+    assert.equal(loadConfig({}, { HELIXD_QUERY_TIMEOUT: '3s' }).queryTimeout, 3000);
+    assert.throws(
+      () => loadConfig({ queryTimeout: '0ms' }, {}),
+      /HELIXD_QUERY_TIMEOUT \/ --query-timeout: must be longer than 0/,
+    );
+    assert.throws(() => loadConfig({ queryTimeout: 'soon' }, {}), /is not a duration/);
   });
 });

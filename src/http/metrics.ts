@@ -1,0 +1,197 @@
+// What /metrics reports (Prometheus text format), every metric defined here and nowhere else. Each
+// app has its own registry, so that several apps in one process (tests) count apart; the process's
+// own figures (CPU, memory, event loop, GC: prom-client's default metrics) live in one registry per
+// process, since they describe the process whichever app serves them, and their collectors (a GC
+// observer, an event-loop monitor) are never stopped once started.
+//
+// Several processes (node:cluster) aggregate with prom-client's AggregatorRegistry: a worker hands
+// its app's `registries` to AggregatorRegistry.setRegistries, and answers the primary once it has
+// constructed an AggregatorRegistry of its own (the constructor installs the listener). Every metric
+// here sums across workers (counters, histograms); the default metrics carry their own rule.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CompiledQuery, LogEvent } from 'kysely';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Store } from '../store/db.ts';
+import type { Principal } from './access.ts';
+
+/** The `operation` of a request that matched no route: raw URLs would make label values unbounded. */
+export const UNMATCHED_OPERATION = 'unmatched';
+
+// Answers take from well under a millisecond (a page from SQLite) to seconds (a cold PostgreSQL);
+// prom-client's default buckets start at 5 ms, where most of helixd's answers are already done.
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const QUERY_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+
+/** The most answers (and queries) held before they are handed to prom-client. */
+const BATCH = 256;
+
+interface Answer {
+  method: string;
+  operation: string;
+  status: number;
+  seconds: number;
+}
+
+interface QueryTime {
+  labels: { statement: string; outcome: string };
+  seconds: number;
+}
+
+let processRegistry: Registry | undefined;
+
+/** The process's own figures (prom-client's default metrics), started once per process. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+const STATEMENTS = ['select', 'insert', 'update', 'delete', 'with', 'other'] as const;
+type Statement = (typeof STATEMENTS)[number];
+
+// Queries built with Kysely say what they are; only raw SQL (migrations, pragmas, ping) is read.
+const STATEMENT_OF_NODE: Record<string, Statement> = {
+  SelectQueryNode: 'select',
+  InsertQueryNode: 'insert',
+  UpdateQueryNode: 'update',
+  DeleteQueryNode: 'delete',
+};
+
+/** A query's statement kind: a bounded label, whatever the SQL text. */
+function statementOf(query: CompiledQuery): Statement {
+  const known = STATEMENT_OF_NODE[query.query.kind];
+  if (known) return known;
+  const word = /^\s*(\w+)/.exec(query.sql)?.[1]?.toLowerCase();
+  return STATEMENTS.find((s) => s === word) ?? 'other';
+}
+
+export class AppMetrics {
+  readonly registry = new Registry();
+
+  // What every request adds waits here and reaches prom-client in batches: when a batch is full,
+  // and before every read of the registry (the metrics' `collect`, which /metrics and
+  // AggregatorRegistry both go through). prom-client's work per observation (a label hash, a
+  // lookup) costs less run back to back than spread between requests.
+  readonly #answers: Answer[] = [];
+  readonly #queries: QueryTime[] = [];
+  #tokenHits = 0;
+  #tokenMisses = 0;
+  readonly #flush = () => {
+    for (const a of this.#answers) {
+      this.#requests.inc({ method: a.method, operation: a.operation, status: a.status });
+      this.#requestSeconds.observe({ method: a.method, operation: a.operation }, a.seconds);
+    }
+    this.#answers.length = 0;
+    for (const q of this.#queries) this.#querySeconds.observe(q.labels, q.seconds);
+    this.#queries.length = 0;
+    this.#tokenLookups.inc({ result: 'hit' }, this.#tokenHits);
+    this.#tokenLookups.inc({ result: 'miss' }, this.#tokenMisses);
+    this.#tokenHits = this.#tokenMisses = 0;
+  };
+
+  readonly #requests = new Counter({
+    name: 'helixd_http_requests_total',
+    help: 'Requests answered, by method, operation (the route pattern) and status',
+    labelNames: ['method', 'operation', 'status'] as const,
+    registers: [this.registry],
+    collect: this.#flush,
+  });
+
+  readonly #requestSeconds = new Histogram({
+    name: 'helixd_http_request_duration_seconds',
+    help: 'Time from a request to the end of its answer, by method and operation (the route pattern)',
+    labelNames: ['method', 'operation'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [this.registry],
+    collect: this.#flush,
+  });
+
+  readonly #querySeconds = new Histogram({
+    name: 'helixd_store_query_duration_seconds',
+    help: 'Time the store took to run a query, by statement (select, insert, update, delete, with, other) and outcome (ok, error)',
+    labelNames: ['statement', 'outcome'] as const,
+    buckets: QUERY_BUCKETS,
+    registers: [this.registry],
+    collect: this.#flush,
+  });
+
+  readonly #refusals = new Counter({
+    name: 'helixd_rate_limit_refusals_total',
+    help: 'Requests refused with 429 because their bucket was empty, by bucket kind (app, user)',
+    labelNames: ['bucket'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #tokenLookups = new Counter({
+    name: 'helixd_token_cache_lookups_total',
+    help: 'Access-token lookups, by whether the token was kept in memory (hit) or read from the store (miss)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+    collect: this.#flush,
+  });
+
+  readonly #stopQueries: () => void;
+
+  constructor(store: Store) {
+    processMetrics();
+    // Known label values start at 0, so that a rate over them exists before the first event.
+    for (const bucket of ['app', 'user']) this.#refusals.inc({ bucket }, 0);
+    this.#stopQueries = store.onQuery((event) => this.#query(event));
+  }
+
+  /** Every registry whose metrics /metrics shows (what a cluster worker hands to AggregatorRegistry). */
+  get registries(): Registry[] {
+    return [this.registry, processMetrics()];
+  }
+
+  /** Counts an answered request (a Fastify onResponse hook). */
+  readonly onResponse = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const method = req.method;
+    const operation = req.routeOptions.url ?? UNMATCHED_OPERATION;
+    this.#answers.push({ method, operation, status: reply.statusCode, seconds: reply.elapsedTime / 1000 });
+    if (this.#answers.length >= BATCH) this.#flush();
+    done();
+  };
+
+  readonly tokenLookup = (hit: boolean): void => {
+    if (hit) this.#tokenHits++;
+    else this.#tokenMisses++;
+  };
+
+  readonly rateLimitRefusal = (principal: Principal): void => {
+    this.#refusals.inc({ bucket: principal.kind });
+  };
+
+  // Every query passes here: the label sets are built once, not per query.
+  readonly #queryLabels = Object.fromEntries(
+    STATEMENTS.map((statement) => [
+      statement,
+      { ok: { statement, outcome: 'ok' }, error: { statement, outcome: 'error' } },
+    ]),
+  ) as Record<Statement, Record<'ok' | 'error', { statement: Statement; outcome: string }>>;
+
+  #query(event: LogEvent): void {
+    const labels = this.#queryLabels[statementOf(event.query)][event.level === 'query' ? 'ok' : 'error'];
+    this.#queries.push({ labels, seconds: event.queryDurationMillis / 1000 });
+    if (this.#queries.length >= BATCH) this.#flush();
+  }
+
+  /** The Prometheus text of every registry. */
+  async text(): Promise<string> {
+    const texts = await Promise.all(this.registries.map((r) => r.metrics()));
+    return texts.join('\n');
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Stops hearing the store's queries (the store may outlive the app). */
+  close(): void {
+    this.#stopQueries();
+  }
+}
