@@ -137,14 +137,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       const print = (l: string) => io.stderr.write(`${l}\n`);
       if (config.workers > 1) return servePrimary(config, print);
       const { startServer } = await import('./server.ts');
+      const { stopMessage } = await import('./shutdown.ts');
       const running = await startServer(config, print);
       await untilStopSignal(config, running.stop, (signal, drain) =>
-        running.app.log.info(
-          { signal },
-          drain
-            ? 'shutting down: draining, then no new connections; requests in flight finish'
-            : 'shutting down now: no new connections; requests in flight finish',
-        ),
+        running.app.log.info({ signal }, stopMessage(drain ? config.drain : 0)),
       );
     });
 

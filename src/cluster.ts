@@ -16,7 +16,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { clockFor } from './clock.ts';
 import type { Config } from './config.ts';
 import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
-import { SHUTDOWN_GRACE_SECONDS } from './shutdown.ts';
+import { SHUTDOWN_GRACE_SECONDS, stopMessage } from './shutdown.ts';
 import { openStore } from './store/db.ts';
 
 type Print = (line: string) => void;
@@ -216,7 +216,9 @@ export async function serveWorker(): Promise<void> {
     const running = await startServer(start.config, () => {}, { prepared: start.prepared });
     await new Promise<void>((resolve, reject) => {
       process.on('message', (m: Message) => {
-        if (m.type === 'stop') running.stop({ drain: m.drain }).then(resolve, reject);
+        if (m.type !== 'stop') return;
+        running.app.log.info(stopMessage(m.drain ? start.config.drain : 0));
+        running.stop({ drain: m.drain }).then(resolve, reject);
       });
     });
   } finally {

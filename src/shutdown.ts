@@ -32,7 +32,7 @@ export const REQUEST_TIMEOUT_SECONDS = 10;
 export const SHUTDOWN_GRACE_SECONDS = REQUEST_TIMEOUT_SECONDS + 5;
 
 /** How long after the listener closes the connections with no request in progress are closed. */
-const IDLE_PAUSE_MS = 500;
+const IDLE_PAUSE_MS = 1000;
 
 /** What /readyz consults. */
 export interface DrainState {
@@ -40,8 +40,14 @@ export interface DrainState {
 }
 
 interface Log {
-  info(msg: string): void;
   warn(obj: object, msg: string): void;
+}
+
+/** The log line of a stop: what happens next, for a drain of `drainSeconds` (0: none). */
+export function stopMessage(drainSeconds: number): string {
+  return drainSeconds > 0
+    ? `shutting down: /readyz answers 503 for ${drainSeconds} s (the drain), then no new connections; requests in flight finish`
+    : 'shutting down: no new connections; requests in flight finish';
 }
 
 export class Shutdown implements DrainState {
@@ -92,7 +98,6 @@ export class Shutdown implements DrainState {
     this.#draining = true;
     for (const res of this.#inProgress) if (!res.headersSent) res.setHeader('connection', 'close');
     if (drainSeconds > 0) {
-      log.info(`draining: /readyz answers 503; the listener closes in ${drainSeconds} s`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, drainSeconds * 1000);
         this.#endDrain = () => {
