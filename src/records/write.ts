@@ -102,7 +102,7 @@ function ruleOf(e: ShapeError): { field: string; rule: string } {
     case 'enum':
       return {
         field,
-        rule: `must be one of ${(p.values as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+        rule: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
       };
     case 'minLength':
       return { field, rule: p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters` };

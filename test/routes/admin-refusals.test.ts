@@ -125,6 +125,13 @@ const CASES: Case[] = [
     400,
     /^body\[0\]: record kind: must be one of user, client/,
   ],
+  [
+    'POST',
+    '/admin/users',
+    user({ broadcaster_type: 'staff' }),
+    400,
+    /^body: user broadcaster_type: must be one of "", "affiliate", "partner"$/,
+  ],
   // dates outside what the operations answer: 400
   [
     'POST',
