@@ -132,6 +132,63 @@ const CASES: Case[] = [
     400,
     /^body: user broadcaster_type: must be one of "", "affiliate", "partner"$/,
   ],
+  // text no store can hold (a NUL, a lone surrogate) anywhere in a record, in a key of the path,
+  // and text longer than the store indexes: 400 naming the field
+  [
+    'POST',
+    '/admin/users',
+    user({ display_name: 'Ne\u0000wcomer' }),
+    400,
+    /^body: user display_name: must not contain a NUL character \(U\+0000\)$/,
+  ],
+  [
+    'POST',
+    '/admin/users',
+    user({ description: 'half a pair: \ud83d' }),
+    400,
+    /^body: user description: must be well-formed Unicode/,
+  ],
+  [
+    'POST',
+    '/admin/streams',
+    { ...(world().find((r) => r.kind === 'stream')?.data as object), id: '1', tags: ['ok', 'n\u0000'] },
+    400,
+    /^body: stream tags\[1\]: must not contain a NUL character/,
+  ],
+  [
+    'POST',
+    '/admin/tags',
+    {
+      ...(world().find((r) => r.kind === 'tag')?.data as object),
+      tag_id: 'aaaaaaaa-bbbb-4ccc-8ddd-000000000000',
+      localization_names: { 'en-us\u0000': 'x' },
+    },
+    400,
+    /^body: tag localization_names: a key must not contain a NUL character/,
+  ],
+  [
+    'POST',
+    '/admin/games',
+    { id: '990002', name: 'é'.repeat(257) },
+    400,
+    /^body: game name: must be at most 256 characters$/,
+  ],
+  [
+    'POST',
+    '/admin/streams',
+    { ...(world().find((r) => r.kind === 'stream')?.data as object), id: '1', language: 'x'.repeat(257) },
+    400,
+    /^body: stream language: must be at most 256 characters$/,
+  ],
+  ['GET', '/admin/clips/Ada%00Clip', undefined, 400, /^path: clip id: must not contain a NUL character/],
+  ['DELETE', '/admin/markers/m%00', undefined, 400, /^path: marker id: must not contain a NUL character/],
+  [
+    'GET',
+    '/admin/users?after=a%00b',
+    undefined,
+    400,
+    /^The parameter "after" was malformed: the value must not contain a NUL character/,
+  ],
   // dates outside what the operations answer: 400
   [
     'POST',
