@@ -2,6 +2,7 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { Key, Page } from '../store/page.ts';
+import { MAX_INDEXED_TEXT } from '../store/text.ts';
 import { cursorScope, decodeCursor, encodeCursor } from './cursor.ts';
 import { badRequest } from './errors.ts';
 
@@ -50,9 +51,10 @@ export const firstParam = withDefault(
 export const booleanParam = Type.Boolean();
 export const cursorParam = Type.String({ maxLength: 2048, description: 'A cursor from a previous page' });
 /** A parameter given once (a repeated one is a 400 "may be given only once"). */
-export const singleString = Type.String({ maxLength: 256 });
+export const singleString = Type.String({ maxLength: MAX_INDEXED_TEXT });
 /** A repeatable parameter (`?id=a&id=b`), at most `max` values. */
-export const stringList = (max: number) => Type.Array(Type.String({ maxLength: 256 }), { maxItems: max });
+export const stringList = (max: number) =>
+  Type.Array(Type.String({ maxLength: MAX_INDEXED_TEXT }), { maxItems: max });
 /**
  * A parameter that takes one of `values`. `type` comes first so that a repeated parameter is "may
  * be given only once", not "must be one of".

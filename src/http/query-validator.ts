@@ -4,6 +4,7 @@
 // Fastify's schemaErrorFormatter (helixSchemaError) turns them into the Helix message.
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaValidationError } from 'fastify';
+import { unstorableText } from '../store/text.ts';
 import { HelixError, validationMessage } from './errors.ts';
 
 // Query strings arrive as text, and a repeated parameter as an array: coerce "20" to 20 and a single
@@ -32,8 +33,19 @@ export function compileValidator({ schema }: { schema: object }): Validator {
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
   const booleans = Object.keys(properties).filter((k) => properties[k]?.type === 'boolean');
+  const names = Object.keys(properties);
   const fn: Validator = (raw) => {
     const data: Record<string, unknown> = { ...(raw as object) };
+    // Text no store can hold (src/store/text.ts) is refused before any other rule: every value of a
+    // parameter may reach SQL.
+    for (const k of names) {
+      const v = data[k];
+      for (const text of Array.isArray(v) ? v : [v]) {
+        const rule = typeof text === 'string' ? unstorableText(text) : undefined;
+        if (rule !== undefined)
+          return { error: new HelixError(400, `The parameter "${k}" was malformed: the value ${rule}`) };
+      }
+    }
     for (const k of integers) {
       const v = data[k];
       if (typeof v === 'string' && !DECIMAL_INTEGER.test(v))

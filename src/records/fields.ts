@@ -6,6 +6,7 @@ import { rfc3339 } from '../clock.ts';
 import { daysIn, readRfc3339 } from '../http/datetime.ts';
 import { ANALYTICS_FIRST_DAY } from '../reports/dates.ts';
 import { NUMERIC_ID_DIGITS, parseNumericId } from '../store/ids.ts';
+import { MAX_INDEXED_TEXT } from '../store/text.ts';
 
 /** Why a field was refused: the rule, and the status (400 unless said). */
 export class FieldRule extends Error {
@@ -58,8 +59,16 @@ export const day = Type.String({
 /** The largest value of an `integer` column on PostgreSQL (int4). */
 export const MAX_INT = 2_147_483_647;
 export const count = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_INT, description });
-export const text = (description: string) => Type.String({ description });
-export const name = (description: string) => Type.String({ minLength: 1, description });
+/**
+ * Text. `indexed`: the store indexes the column (a game's name, a language), and an index entry
+ * has a size limit (MAX_INDEXED_TEXT, src/store/text.ts). Text no store can hold (a NUL, a lone
+ * surrogate) is refused for every string of a record by the write path.
+ */
+export const text = (description: string, o: { indexed?: boolean } = {}) =>
+  Type.String({ ...(o.indexed ? { maxLength: MAX_INDEXED_TEXT } : {}), description });
+/** Text that must not be empty. */
+export const name = (description: string, o: { indexed?: boolean } = {}) =>
+  Type.String({ minLength: 1, ...(o.indexed ? { maxLength: MAX_INDEXED_TEXT } : {}), description });
 
 export const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

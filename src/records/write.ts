@@ -21,6 +21,7 @@ import {
   rowsWhereIn,
 } from '../store/records.ts';
 import type { Database } from '../store/schema.ts';
+import { findUnstorable, unstorableText } from '../store/text.ts';
 import { FieldRule, ruleOfPattern } from './fields.ts';
 import { RECORD_KINDS, type RecordKind, type Row, recordKind } from './kinds.ts';
 
@@ -70,13 +71,11 @@ interface ShapeError {
   message: string;
 }
 
+/** `['muted_segments', 0, 'duration']` -> `muted_segments[0].duration` */
+const fieldName = (path: readonly (string | number)[]): string =>
+  path.map((p, i) => (/^\d+$/.test(String(p)) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 /** `/muted_segments/0/duration` -> `muted_segments[0].duration` */
-const fieldOf = (path: string): string =>
-  path
-    .split('/')
-    .slice(1)
-    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
-    .join('');
+const fieldOf = (pointer: string): string => fieldName(pointer.split('/').slice(1));
 
 function ruleOf(e: ShapeError): { field: string; rule: string } {
   const field = fieldOf(e.instancePath);
@@ -102,10 +101,12 @@ function ruleOf(e: ShapeError): { field: string; rule: string } {
     case 'enum':
       return {
         field,
-        rule: `must be one of ${(p.values as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
+        rule: `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`,
       };
     case 'minLength':
       return { field, rule: p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters` };
+    case 'maxLength':
+      return { field, rule: `must be at most ${p.limit} characters` };
     case 'minimum':
     case 'maximum':
       return { field, rule: `must be ${p.comparison} ${p.limit}` };
@@ -153,6 +154,9 @@ export function prepareRecord(input: RecordInput): PreparedRecord {
     const { field, rule } = first ? ruleOf(first) : { field: 'data', rule: 'is malformed' };
     throw fail(field || 'data', rule);
   }
+  // After the shape check, which bounds the depth: any string (or key) no store can hold.
+  const unstorable = findUnstorable(data);
+  if (unstorable) throw fail(fieldName(unstorable.path), unstorable.rule);
   let row: Row;
   try {
     // No copy: toRow only reads the record (RecordKind.toRow), so the caller's object stays as given.
@@ -408,7 +412,11 @@ export function keyFromText(kind: RecordKind, parts: readonly string[], where: s
     throw new RecordError(400, where, kind.kind, keyField(kind), `takes ${kind.key.length} path segment(s)`);
   return kind.keyColumns.map((c, i) => {
     const text = parts[i] as string;
-    if (!kind.numericKey.includes(c)) return text;
+    if (!kind.numericKey.includes(c)) {
+      const rule = unstorableText(text);
+      if (rule !== undefined) throw new RecordError(400, where, kind.kind, kind.key[i] as string, rule);
+      return text;
+    }
     const n = parseNumericId(text);
     if (n === undefined)
       throw new RecordError(400, where, kind.kind, kind.key[i] as string, 'must be a numeric id');

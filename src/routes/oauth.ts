@@ -24,6 +24,7 @@ import { FORM_KEY } from '../http/openapi.ts';
 import { findClient, redirectUrisOf } from '../store/clients.ts';
 import { parseNumericId } from '../store/ids.ts';
 import type { ClientRow } from '../store/schema.ts';
+import { unstorableText } from '../store/text.ts';
 import { findUserById, findUserByLogin, usersById } from '../store/users.ts';
 
 /** The token service answers here and, for client libraries' mock mode, under /auth. */
@@ -157,6 +158,9 @@ function param(p: Params, name: string): string | undefined {
   if (v === undefined) return undefined;
   if (v instanceof NotAString) throw oauthError(400, `parameter ${name} must be a string`);
   if (typeof v !== 'string') throw oauthError(400, `parameter ${name} may be given only once`);
+  // Every parameter may reach SQL (a client id, a login): text no store can hold is refused here.
+  const rule = unstorableText(v);
+  if (rule !== undefined) throw oauthError(400, `parameter ${name} ${rule}`);
   return v;
 }
 

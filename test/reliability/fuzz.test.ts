@@ -1,0 +1,612 @@
+// Fuzzing of every route /openapi.json describes (the operations under /helix and /mock, the
+// probes, the mock-server units, the report downloads, the admin API, the token service), on both
+// stores. Query strings (and path segments) draw names and values from the route's own parameters,
+// from the store's records and from earlier answers (cursors, report URLs), mixed with junk:
+// repeated keys, empty values, huge numbers, broken percent-encoding, NUL and control characters,
+// lone surrogates, very long values; with valid and invalid tokens. The token service also gets
+// form and JSON bodies, the admin API JSON bodies (records of the store with a field changed, and
+// junk). Whatever comes in: never a 5xx, every error the route's error body, and the app still
+// serves at the end. Every answer is also checked against /openapi.json (test/helpers.ts).
+//
+// HELIXD_FUZZ_RUNS: cases per route and store (the default keeps the file near a minute on a busy
+// 2-core machine; give thousands for a deep run). HELIXD_FUZZ_SEED replays a run: a failure names
+// it, and the same seed makes the same cases in the same order (the data and the clock are pinned;
+// only the tokens' text differs, never their role).
+import assert from 'node:assert/strict';
+import { STATUS_CODES } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { OPERATION_SCOPES, SCOPES } from '../../src/auth/scopes.ts';
+import { mintToken } from '../../src/auth/tokens.ts';
+import { DOCUMENTED_PREFIX, OPERATION_PREFIXES } from '../../src/http/operation.ts';
+import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+
+const RUNS = Number(process.env.HELIXD_FUZZ_RUNS ?? 80);
+const SEED = Number(process.env.HELIXD_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+process.stdout.write(`# fuzz: ${RUNS} cases per route and store; HELIXD_FUZZ_SEED=${SEED} replays them\n`);
+
+const ADMIN_TOKEN = 'fuzz-admin-token-0123456789-0123456789';
+/** The client of the cases' tokens: no case names it, so none deletes it (and its tokens). */
+const FUZZ_CLIENT = { id: 'fuzzclient000000000000000000001', secret: 'fuzz-client-secret-0123' };
+const TOKEN_SERVICE = /^\/(oauth2|auth)\//;
+/** What a report URL carries (src/reports/signing.ts); /openapi.json does not list it. */
+const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];
+
+// ---- The routes, as /openapi.json describes them ----
+
+interface ParamSchema {
+  type?: string;
+  enum?: string[];
+  items?: ParamSchema;
+}
+interface Param {
+  name: string;
+  schema: ParamSchema;
+}
+interface Route {
+  method: string;
+  /** as documented: `{name}` for a path parameter */
+  path: string;
+  /** the query string's parameters; the token service's are also its body's */
+  query: Param[];
+  pathParams: string[];
+  /** the admin API's record kind (its plural), for its JSON bodies */
+  plural?: string;
+}
+interface BodySchema {
+  properties?: Record<string, ParamSchema>;
+  anyOf?: BodySchema[];
+}
+type OpenApi = {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: (Param & { in: string })[];
+        requestBody?: { content: Record<string, { schema: BodySchema }> };
+      }
+    >
+  >;
+};
+
+function routesOf(doc: OpenApi): Route[] {
+  const routes: Route[] = [];
+  for (const [path, ops] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(ops)) {
+      const params = op.parameters ?? [];
+      const query: Param[] = params.filter((p) => p.in === 'query');
+      if (TOKEN_SERVICE.test(path)) {
+        const body = Object.values(op.requestBody?.content ?? {})[0]?.schema;
+        for (const [name, schema] of Object.entries(body?.properties ?? {}))
+          if (!query.some((p) => p.name === name)) query.push({ name, schema });
+      }
+      if (path.startsWith('/reports/')) query.push(...REPORT_PARAMS.map((name) => ({ name, schema: {} })));
+      const admin = /^\/admin\/([a-z_]+)/.exec(path)?.[1];
+      routes.push({
+        method: method.toUpperCase(),
+        path,
+        query,
+        pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
+        ...(admin && admin !== 'batch' ? { plural: admin } : {}),
+      });
+    }
+  return routes;
+}
+
+// ---- Values ----
+
+/** Values seen in the store and in answers, by name: a record's field, a parameter, `<plural>.<field>`. */
+class Pool {
+  readonly #byName = new Map<string, string[]>();
+  add(name: string, value: unknown): void {
+    if (typeof value !== 'string' && typeof value !== 'number') return;
+    const list = this.#byName.get(name) ?? [];
+    this.#byName.set(name, list);
+    if (list.includes(String(value))) return;
+    // Values that answers bring are kept newest first: a route's own cursors are in its run.
+    if (LATER.has(name)) list.unshift(String(value));
+    else list.push(String(value));
+    if (list.length > 100) list.pop();
+  }
+  /** Every field of a JSON value, by its key (nested ones too). */
+  addAll(value: unknown, name = ''): void {
+    if (Array.isArray(value)) for (const v of value) this.addAll(v, name);
+    else if (value && typeof value === 'object')
+      for (const [k, v] of Object.entries(value)) this.addAll(v, k);
+    else if (name) this.add(name, value);
+  }
+  of(names: readonly string[]): string[] {
+    return names.flatMap((n) => this.#byName.get(n) ?? []);
+  }
+  /**
+   * One of the values of `names` when the case is made, not when the arbitrary is: cursors and
+   * report URLs arrive with the answers of earlier cases.
+   */
+  draw(names: readonly string[]): fc.Arbitrary<string> | undefined {
+    if (this.of(names).length === 0 && !names.some((n) => LATER.has(n))) return undefined;
+    return fc.nat().map((i) => {
+      const values = this.of(names);
+      return values.length ? (values[i % values.length] as string) : '';
+    });
+  }
+}
+/** Values that only answers bring. */
+const LATER = new Set(['cursor', ...REPORT_PARAMS, 'file']);
+
+/** Where a parameter's (or a path segment's, or a field's) plausible values come from. */
+function sourcesOf(name: string): string[] {
+  if (/(^|_)(broadcaster|user|from|to|creator|owner|gifter)_id$/.test(name))
+    return [name, 'user_id', 'broadcaster_id', 'users.id'];
+  if (['login', 'user_login', 'user'].includes(name)) return ['login', 'user_login'];
+  if (name === 'id') return ['users.id', 'games.id', 'clips.id', 'videos.id', 'markers.id', 'streams.id'];
+  if (name === 'game_id') return ['game_id', 'games.id'];
+  if (name === 'video_id') return ['video_id', 'videos.id'];
+  if (name === 'extension_id' || name === 'extension_client_id')
+    return ['extension_id', 'extension_client_id', 'extensions.id'];
+  if (name === 'after' || name === 'before') return ['cursor'];
+  if (name === 'client_id') return ['clients.id'];
+  if (name === 'token') return ['access_token'];
+  return [name];
+}
+
+// biome-ignore format: a list of values
+const NASTY = ['\0', '\x01', '\x1f', '\x7f', '\t', '\n', '\r', ' ', '%', '&', '=', '+', '#', '?', '/', '\\', "'", '"', '<', '>', '*', '_', ',', ';', '\ud800', '\udfff', '\ufffd', '\u2028', 'é', '😀'];
+// biome-ignore format: a list of values
+const NUMBERS = ['0', '-1', '1', '20', '100', '101', '2147483647', '2147483648', '9007199254740991', '9007199254740993', '9223372036854775807', '9223372036854775808', '99999999999999999999999999', '1e1', '1e309', '0x10', ' 5', '5 ', '+5', '-0', '05', '1.5', 'NaN', 'Infinity'];
+// biome-ignore format: a list of values
+const INSTANTS = ['2026-06-01T00:00:00Z', '2026-06-01', '2026-02-30T00:00:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '+275760-09-13T00:00:00Z', '2026-06-01T00:00:00+25:00', '2026-06-01T24:00:00Z', '2026-06-01T00:00:00.123456789Z', '2026-06-01 00:00:00'];
+// biome-ignore format: a list of values
+const BROKEN_ESCAPES = ['%', '%z', '%0', '%zz', '%00', '%ED%A0%80', '%C0%80', '%FF%FE', '%E2%82', '%25', '+', '%2B', '=', '%3D', '%2F', '..', '%2e%2e'];
+
+const utf16 = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
+/** Text of every kind: plain, unicode, lone surrogates, control characters, long. */
+const junk = fc.oneof(
+  { arbitrary: fc.constantFrom('', ' ', '\0', 'a\0b', '%00', '\ud800', 'null', '[]', '{}'), weight: 3 },
+  { arbitrary: fc.string(), weight: 3 },
+  { arbitrary: fc.string({ unit: 'grapheme' }), weight: 2 },
+  { arbitrary: fc.string({ unit: utf16 }), weight: 2 },
+  { arbitrary: fc.string({ unit: fc.constantFrom(...NASTY), maxLength: 8 }), weight: 3 },
+  { arbitrary: fc.string({ unit: fc.constantFrom(...NASTY), minLength: 200, maxLength: 1200 }), weight: 1 },
+  { arbitrary: fc.nat({ max: 30_000 }).map((n) => 'x'.repeat(n)), weight: 1 },
+);
+/** Numbers written every way: in and out of range, huge, signed, not decimal. */
+const numbers = fc.oneof(
+  fc.integer().map(String),
+  fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }).map(String),
+  fc.constantFrom(...NUMBERS),
+);
+/** Instants near the pinned clock, as date-times and as days. */
+const nearInstants = fc
+  .integer({ min: -400, max: 400 })
+  .chain((days) =>
+    fc.constantFrom(
+      ...[new Date(TEST_NOW + days * 86_400_000).toISOString()].flatMap((t) => [t, t.slice(0, 10)]),
+    ),
+  );
+const oddInstants = fc.oneof(
+  fc.date({ min: new Date(-1e14), max: new Date(1e14), noInvalidDate: true }).map((d) => d.toISOString()),
+  fc.constantFrom(...INSTANTS),
+);
+const scopeLists = fc.subarray([...SCOPES, 'no:such:scope', ''], { maxLength: 6 }).map((s) => s.join(' '));
+/** The parameters that name a user: the token's own user is the one most of them must name. */
+const USER_PARAM = /(^|_)(broadcaster|user|from|to)_id$/;
+
+/** Plausible values of a parameter: its enum, numbers, instants, the pool's values for its name. */
+function ownValues(p: Param, pool: Pool): fc.Arbitrary<string> {
+  const s = p.schema.items ?? p.schema;
+  const own: fc.Arbitrary<string>[] = [];
+  const known = pool.draw(sourcesOf(p.name));
+  if (known) own.push(known);
+  if (USER_PARAM.test(p.name)) own.push(pool.draw(['me']) as fc.Arbitrary<string>);
+  if (s.enum?.length) own.push(fc.constantFrom(...s.enum));
+  if (s.type === 'integer' || p.name === 'first') own.push(fc.integer({ min: 1, max: 100 }).map(String));
+  if (s.type === 'boolean') own.push(fc.constantFrom('true', 'false'));
+  if (/_at$|^date$/.test(p.name)) own.push(nearInstants);
+  if (p.name === 'scope') own.push(scopeLists);
+  if (own.length === 0) own.push(numbers);
+  return fc.oneof(...own);
+}
+/** Any value of a parameter: its own, its own misspelt, numbers of every kind, or junk. */
+function anyValue(p: Param, pool: Pool): fc.Arbitrary<string> {
+  const s = p.schema.items ?? p.schema;
+  const odd = fc.oneof(
+    fc.constantFrom(
+      'TRUE',
+      'False',
+      'yes',
+      '1',
+      '',
+      ...(s.enum ?? []).flatMap((v) => [v.toUpperCase(), ` ${v}`]),
+    ),
+    oddInstants,
+  );
+  return fc.oneof(
+    { arbitrary: ownValues(p, pool), weight: 3 },
+    { arbitrary: odd, weight: 1 },
+    { arbitrary: numbers, weight: 1 },
+    { arbitrary: junk, weight: 2 },
+  );
+}
+
+/**
+ * Percent-encodes the UTF-8 of `s`, as a client sends it (a lone surrogate becomes U+FFFD: UTF-8
+ * cannot carry it); `bare`: only what would end the value (`&`, `#`, `%`) is encoded.
+ */
+function percent(s: string, bare = false): string {
+  if (bare) return s.replace(/[&#%]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return encodeURIComponent(s.replace(/\p{Cs}/gu, '\ufffd'));
+}
+/** Text beyond correct encoding: broken escapes, reserved characters. */
+const rawText = fc.oneof(
+  fc.constantFrom(...BROKEN_ESCAPES),
+  fc.string({ unit: fc.constantFrom('a', '1', '%', '+', '=', ',', '.', '-', '%00', '%FF', '%2C', '%20') }),
+);
+
+/**
+ * A query string (or form) for `params`: either plausible (some of the parameters, each once, with
+ * their own values), or plausible with one wrong pair added, or anything (repeated keys, values of
+ * every kind, broken encoding, junk names).
+ */
+function queryText(params: Param[], pool: Pool): fc.Arbitrary<string> {
+  const pair = (p: Param, value: fc.Arbitrary<string>) =>
+    fc.oneof(
+      { arbitrary: value.map((v) => `${percent(p.name)}=${percent(v)}`), weight: 6 },
+      { arbitrary: value.map((v) => `${percent(p.name)}=${percent(v, true)}`), weight: 1 },
+      { arbitrary: rawText.map((v) => `${percent(p.name)}=${v}`), weight: 1 },
+      { arbitrary: fc.constant(percent(p.name)), weight: 1 },
+    );
+  const names = [...params.map((p) => p.name.toUpperCase()), '__proto__', 'constructor', ''];
+  const junkPair = fc
+    .tuple(fc.oneof(junk, fc.constantFrom(...names)), junk)
+    .map(([k, v]) => `${percent(k)}=${percent(v)}`);
+  const anyPair = fc.oneof(
+    ...params.map((p) => ({ arbitrary: pair(p, anyValue(p, pool)), weight: 4 })),
+    { arbitrary: junkPair, weight: 1 },
+    { arbitrary: rawText, weight: 1 },
+  );
+  // A few of the parameters (operations take one selector of several), each once.
+  const plausible = params.length
+    ? fc
+        .uniqueArray(fc.oneof(...params.map((p) => fc.tuple(fc.constant(p.name), ownValues(p, pool)))), {
+          maxLength: 4,
+          selector: ([name]) => name,
+        })
+        .map((q) => new URLSearchParams(q).toString())
+    : fc.constant('');
+  return fc.oneof(
+    { arbitrary: plausible, weight: 2 },
+    fc.tuple(plausible, anyPair).map(([q, extra]) => (q ? `${q}&${extra}` : extra)),
+    fc.array(anyPair, { maxLength: 8 }).map((pairs) => pairs.join('&')),
+  );
+}
+
+/** A JSON value of any shape, junk among its strings, huge numbers among its numbers. */
+const jsonJunk = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    junk,
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(true, false, null, 1e308, -1, 2 ** 53, 2 ** 31, 1.5),
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(junk, tie('value'), { maxKeys: 3 }),
+  ),
+})).value;
+
+type Json = Record<string, unknown>;
+
+/**
+ * A record of the store with a field changed (to another record's value, a number, junk, or
+ * dropped) or a field added: mostly valid, so that the write path's checks past the shape run too.
+ */
+function nearRecord(records: Json[]): fc.Arbitrary<Json> {
+  const fields = [...new Set(records.flatMap((r) => Object.keys(r)))];
+  const valuesOf = (f: string) =>
+    fc.oneof(
+      fc.constantFrom(...records.map((r) => r[f])),
+      fc.constantFrom(undefined, null, '', 0, -1, 2 ** 31, 2 ** 53, 1e308, '99999999999999999999'),
+      fc.integer({ min: 0, max: 2 ** 40 }).map(String),
+      jsonJunk,
+    );
+  const change = fc.oneof(
+    ...fields.map((f) => fc.tuple(fc.constant(f), valuesOf(f))),
+    fc.tuple(junk, jsonJunk),
+  );
+  return fc
+    .tuple(fc.constantFrom(...records), fc.array(change, { maxLength: 2 }))
+    .map(([r, changes]) => ({ ...r, ...Object.fromEntries(changes) }));
+}
+
+// ---- Cases ----
+
+type Credentials = 'user' | 'user-no-scope' | 'app' | 'admin' | 'unknown' | 'none' | 'wrong-client';
+
+interface Case {
+  /** the operations' prefix (/helix or /mock), for an operation */
+  prefix: string;
+  /** the path parameters' text, percent-encoded */
+  path: string[];
+  query: string;
+  credentials: Credentials;
+  body?: { type: string; payload: string };
+}
+
+interface Fuzzed {
+  t: TestApp;
+  routes: Route[];
+  pool: Pool;
+  /** every record of the store at the start, by plural */
+  records: Map<string, Json[]>;
+  headers: Record<Credentials, Record<string, string>>;
+}
+
+const json = (payload: unknown) => ({ type: 'application/json', payload: JSON.stringify(payload) ?? 'null' });
+const brokenBody = fc.oneof(
+  fc
+    .constantFrom(
+      '{',
+      '[',
+      '{"a":',
+      'nul',
+      '"\\ud800"',
+      '{"__proto__":{"x":1}}',
+      `${'['.repeat(5000)}${']'.repeat(5000)}`,
+    )
+    .map((payload) => ({ type: 'application/json', payload })),
+  junk.map((payload) => ({ type: 'text/plain', payload })),
+);
+
+/** The records of a kind (one empty object when the store holds none: the fields are then junk). */
+const recordsOf = (f: Fuzzed, plural: string) => {
+  const records = f.records.get(plural) ?? [];
+  return records.length ? records : [{}];
+};
+
+function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
+  const none = fc.constant(undefined);
+  if (TOKEN_SERVICE.test(route.path) && route.method === 'POST') {
+    const form = queryText(route.query, f.pool).map((payload) => ({
+      type: 'application/x-www-form-urlencoded',
+      payload,
+    }));
+    const object = fc
+      .array(
+        fc.oneof(
+          ...route.query.map((p) => fc.tuple(fc.constant(p.name), fc.oneof(ownValues(p, f.pool), jsonJunk))),
+        ),
+        { maxLength: 6 },
+      )
+      .map((e) => json(Object.fromEntries(e)));
+    return fc.oneof(
+      { arbitrary: none, weight: 2 },
+      { arbitrary: form, weight: 4 },
+      { arbitrary: object, weight: 2 },
+      { arbitrary: brokenBody, weight: 1 },
+    );
+  }
+  if (!route.path.startsWith('/admin') || route.method === 'GET' || route.method === 'DELETE')
+    return fc.oneof({ arbitrary: none, weight: 9 }, { arbitrary: brokenBody, weight: 1 });
+  const all = [...f.records.entries()].filter(([, rs]) => rs.length > 0);
+  const payload = route.plural
+    ? fc.oneof(
+        { arbitrary: nearRecord(recordsOf(f, route.plural)), weight: 4 },
+        fc.array(nearRecord(recordsOf(f, route.plural)), { maxLength: 3 }),
+        jsonJunk,
+      )
+    : fc.oneof(
+        {
+          arbitrary: fc.array(
+            fc.oneof(
+              ...all.map(([plural, rs]) =>
+                nearRecord(rs).map((data) => ({ kind: plural.replace(/s$/, ''), data })),
+              ),
+            ),
+            { maxLength: 3 },
+          ),
+          weight: 4,
+        },
+        fc.array(fc.record({ kind: junk, data: jsonJunk }, { requiredKeys: [] }), { maxLength: 2 }),
+        jsonJunk,
+      );
+  return fc.oneof(
+    { arbitrary: payload.map(json), weight: 8 },
+    { arbitrary: brokenBody, weight: 1 },
+    { arbitrary: none, weight: 1 },
+  );
+}
+
+function caseFor(route: Route, f: Fuzzed): fc.Arbitrary<Case> {
+  const credentials: fc.Arbitrary<Credentials> = route.path.startsWith('/admin')
+    ? fc.oneof(
+        { arbitrary: fc.constant('admin' as const), weight: 8 },
+        fc.constantFrom<Credentials>('user', 'unknown', 'none'),
+      )
+    : fc.oneof(
+        { arbitrary: fc.constant('user' as const), weight: 8 },
+        { arbitrary: fc.constant('app' as const), weight: 2 },
+        fc.constantFrom<Credentials>('user-no-scope', 'unknown', 'none', 'wrong-client'),
+      );
+  const segment = (name: string) =>
+    fc.oneof(
+      { arbitrary: anyValue({ name, schema: {} }, f.pool).map((v) => percent(v)), weight: 4 },
+      { arbitrary: rawText, weight: 1 },
+    );
+  // An admin route's path also names records of the store: the key of one of them.
+  const records = route.plural ? (f.records.get(route.plural) ?? []) : [];
+  const keyOfRecord = fc
+    .constantFrom(...records, {})
+    .map((r) => route.pathParams.map((n) => percent(String((r as Json)[n] ?? ''))));
+  const path = fc.tuple(...route.pathParams.map(segment));
+  return fc.record({
+    prefix: route.path.startsWith(DOCUMENTED_PREFIX)
+      ? fc.constantFrom(...OPERATION_PREFIXES)
+      : fc.constant(''),
+    path: records.length && route.pathParams.length ? fc.oneof(keyOfRecord, path) : path,
+    query: queryText(route.query, f.pool),
+    credentials,
+    body: bodyFor(route, f),
+  });
+}
+
+/** The request of a case. */
+function requestOf(route: Route, c: Case, f: Fuzzed): InjectOptions & { url: string } {
+  let path = route.path;
+  for (const [i, name] of route.pathParams.entries()) path = path.replace(`{${name}}`, c.path[i] ?? '');
+  if (c.prefix) path = c.prefix + path.slice(DOCUMENTED_PREFIX.length);
+  return {
+    method: route.method as 'GET',
+    url: `${path}${c.query ? `?${c.query}` : ''}`,
+    headers: { ...f.headers[c.credentials], ...(c.body ? { 'content-type': c.body.type } : {}) },
+    ...(c.body ? { payload: c.body.payload } : {}),
+  };
+}
+
+// ---- The run ----
+
+async function setUp(kind: StoreKind): Promise<Fuzzed> {
+  const t = await startTestApp(kind, { users: 30, config: { adminToken: ADMIN_TOKEN, legacy: true } });
+  const seed = t.seed as NonNullable<TestApp['seed']>;
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const doc = JSON.parse((await t.inject({ method: 'GET', url: '/openapi.json' })).body) as OpenApi;
+  const routes = routesOf(doc);
+  // Every record of the store (the first 100 of each kind), and their values by field name.
+  const pool = new Pool();
+  const records = new Map<string, Json[]>();
+  for (const plural of new Set(routes.map((r) => r.plural).filter((p) => p !== undefined))) {
+    const res = await t.inject({ method: 'GET', url: `/admin/${plural}?first=100`, headers: admin });
+    const data = JSON.parse(res.body).data as Json[];
+    records.set(plural, data);
+    for (const record of data)
+      for (const [k, v] of Object.entries(record)) {
+        pool.addAll(v, k);
+        pool.add(`${plural}.${k}`, v);
+      }
+  }
+  // The cases' tokens, of a client no case names (FUZZ_CLIENT).
+  const created = await t.inject({
+    method: 'POST',
+    url: '/admin/clients',
+    headers: admin,
+    payload: {
+      id: FUZZ_CLIENT.id,
+      name: 'fuzz',
+      redirect_uris: ['http://localhost:3000/cb'],
+      created_at: '2020-01-01T00:00:00Z',
+      secret: FUZZ_CLIENT.secret,
+    },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const now = Math.floor(t.clock.now() / 1000);
+  const ttl = 10 * 365 * 86_400;
+  const userToken = async (scopes: readonly string[]) =>
+    (
+      await mintToken(t.store.db, {
+        kind: 'user',
+        clientId: FUZZ_CLIENT.id,
+        userId: seed.demoUserId,
+        scopes,
+        ttl,
+        now,
+      })
+    ).access_token;
+  const auth = (token: string) => ({ authorization: `Bearer ${token}`, 'client-id': FUZZ_CLIENT.id });
+  const user = await userToken(OPERATION_SCOPES);
+  const app = await mintToken(t.store.db, { kind: 'app', clientId: FUZZ_CLIENT.id, scopes: [], ttl, now });
+  const headers: Fuzzed['headers'] = {
+    user: auth(user),
+    'user-no-scope': auth(await userToken([])),
+    app: auth(app.access_token),
+    admin,
+    unknown: auth('0123456789abcdefghijklmnopqrst'),
+    none: {},
+    'wrong-client': { ...auth(user), 'client-id': seed.demoClientId },
+  };
+  pool.add('me', seed.demoUserId);
+  // The token service's values: the clients' secrets, live tokens and refresh tokens to spend.
+  pool.addAll(JSON.parse((await t.inject({ method: 'GET', url: '/units/clients' })).body).data);
+  for (const secret of pool.of(['Secret'])) pool.add('client_secret', secret);
+  for (const uri of pool.of(['redirect_uris'])) pool.add('redirect_uri', uri);
+  for (let i = 0; i < 20; i++) {
+    const minted = await t.inject({
+      method: 'POST',
+      url: '/auth/authorize',
+      payload: {
+        client_id: seed.demoClientId,
+        client_secret: pool.of(['Secret'])[0],
+        grant_type: 'user_token',
+        user_id: String(seed.demoUserId),
+      },
+    });
+    pool.addAll(JSON.parse(minted.body));
+  }
+  return { t, routes, pool, records, headers };
+}
+
+/** Never a 5xx; an error has the route's error body: the Helix one, or the token service's own. */
+function checkAnswer(route: Route, req: { method?: string; url: string }, res: LightMyRequestResponse): void {
+  const s = res.statusCode;
+  const what = `${req.method} ${req.url.slice(0, 300)} answered ${s}: ${res.body.slice(0, 300)}`;
+  assert.ok(s < 500, what);
+  if (s < 400) return;
+  const tokenService = TOKEN_SERVICE.test(route.path);
+  // The consent page again, with the problem on it (docs/auth.md).
+  if (tokenService && String(res.headers['content-type']).startsWith('text/html')) {
+    assert.equal(s, 400, what);
+    return;
+  }
+  const body = JSON.parse(res.body) as Json;
+  assert.equal(body.status, s, what);
+  assert.equal(typeof body.message, 'string', what);
+  if (!tokenService) assert.equal(body.error, STATUS_CODES[s], what);
+}
+
+/** Cursors and report URLs of an answer become values of later cases. */
+function harvest(pool: Pool, res: LightMyRequestResponse): void {
+  if (!String(res.headers['content-type']).startsWith('application/json')) return;
+  const body = JSON.parse(res.body) as { pagination?: { cursor?: unknown }; data?: unknown };
+  pool.add('cursor', body.pagination?.cursor);
+  for (const d of Array.isArray(body.data) ? (body.data as Json[]) : []) {
+    if (typeof d?.URL !== 'string') continue;
+    const url = new URL(d.URL);
+    pool.add('file', url.pathname.split('/').pop());
+    for (const [k, v] of url.searchParams) pool.add(k, v);
+  }
+}
+
+// The reads first, on the data as seeded; then the admin API's writes.
+const order = (r: Route) => (r.path.startsWith('/admin') ? (r.method === 'GET' ? 1 : 2) : 0);
+
+// The stores run side by side: one waits on PostgreSQL while the other works.
+describe('fuzzing', { concurrency: true }, () =>
+  forEachStore('every route', (kind) => {
+    let f: Fuzzed | undefined;
+    before(async () => {
+      f = await setUp(kind);
+    });
+    after(() => f?.t.close());
+
+    it("answers every case below 500, with the route's error body", async () => {
+      const fuzzed = f as Fuzzed;
+      const routes = [...fuzzed.routes].sort((a, b) => order(a) - order(b));
+      for (const [i, route] of routes.entries()) {
+        const property = fc.asyncProperty(caseFor(route, fuzzed), async (c) => {
+          const req = requestOf(route, c, fuzzed);
+          const res = await fuzzed.t.inject(req);
+          checkAnswer(route, req, res);
+          harvest(fuzzed.pool, res);
+        });
+        await fc
+          .assert(property, { numRuns: RUNS, seed: SEED + i, includeErrorInReport: true })
+          .catch((err: Error) => {
+            throw new Error(
+              `${route.method} ${route.path} [${kind}]; HELIXD_FUZZ_SEED=${SEED}\n${err.message}`,
+            );
+          });
+      }
+      const health = await fuzzed.t.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(health.statusCode, 200, 'still serving');
+    });
+  }),
+);
