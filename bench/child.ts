@@ -1,8 +1,12 @@
-// Child processes of the benchmarks: a free port, a process's CPU time, waiting for helixd's
-// /readyz, and stopping a child as Ctrl-C would.
-import type { ChildProcess } from 'node:child_process';
+// Child processes of the benchmarks: a free port, a process's CPU time and memory, a command run
+// to completion and timed, waiting for helixd's /readyz, and stopping a child as Ctrl-C would.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -51,4 +55,43 @@ export function stopChild(child: ChildProcess): Promise<void> {
     });
     child.kill('SIGINT');
   });
+}
+
+export function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs a command to completion; returns its wall time and the peak RSS seen while it ran. */
+export async function runTimed(
+  cmd: string,
+  argv: string[],
+): Promise<{ seconds: number; cpuSeconds: number | undefined; peakRss: number | undefined; output: string }> {
+  const started = performance.now();
+  const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (d) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  let peak: number | undefined;
+  let cpu: number | undefined;
+  const poll = setInterval(() => {
+    const hwm = child.pid ? procStatus(child.pid, 'VmHWM') : undefined;
+    if (hwm !== undefined) peak = Math.max(peak ?? 0, hwm);
+    cpu = (child.pid ? cpuSeconds(child.pid) : undefined) ?? cpu;
+  }, 100);
+  const code = await new Promise<number | null>((res, rej) => {
+    child.on('error', rej);
+    child.on('close', res);
+  });
+  clearInterval(poll);
+  if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
+  return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
 }

@@ -10,19 +10,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SPEC_SCOPES } from '../src/auth/scopes.ts';
-import { mintToken } from '../src/auth/tokens.ts';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
-import { cpuSeconds, freePort, stopChild, waitReady } from './child.ts';
+import { freePort, procStatus, ROOT, runTimed, stopChild, waitReady } from './child.ts';
+import { benchTokens, printHelp } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'helixd.js');
 /** Bench data is generated relative to a fixed day, so a kept store stays the same store. */
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
@@ -45,15 +42,7 @@ const { values: args } = parseArgs({
   },
 });
 
-if (args.help) {
-  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
-  const head = lines.slice(
-    0,
-    lines.findIndex((l) => !l.startsWith('//')),
-  );
-  process.stdout.write(`${head.map((l) => l.replace(/^\/\/ ?/, '')).join('\n')}\n`);
-  process.exit(0);
-}
+if (args.help) printHelp(import.meta.url);
 
 const quick = args.quick;
 const users = Number(args.users ?? (quick ? 2000 : 100_000));
@@ -67,47 +56,6 @@ for (const [k, v] of Object.entries({ users, seed, seconds, warmup, connections 
   if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: a whole number is needed`);
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
-
-// ---- child processes -----------------------------------------------------------------------------
-
-function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs a command to completion; returns its wall time and the peak RSS seen while it ran. */
-async function runTimed(
-  cmd: string,
-  argv: string[],
-): Promise<{ seconds: number; cpuSeconds: number | undefined; peakRss: number | undefined; output: string }> {
-  const started = performance.now();
-  const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
-  let peak: number | undefined;
-  let cpu: number | undefined;
-  const poll = setInterval(() => {
-    const hwm = child.pid ? procStatus(child.pid, 'VmHWM') : undefined;
-    if (hwm !== undefined) peak = Math.max(peak ?? 0, hwm);
-    cpu = (child.pid ? cpuSeconds(child.pid) : undefined) ?? cpu;
-  }, 100);
-  const code = await new Promise<number | null>((res, rej) => {
-    child.on('error', rej);
-    child.on('close', res);
-  });
-  clearInterval(poll);
-  if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
-  return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
-}
 
 // ---- the store -----------------------------------------------------------------------------------
 
@@ -351,25 +299,7 @@ async function main(): Promise<void> {
   else if (reused) say('  seeding: not measured (the store was already seeded)');
 
   // 2. tokens, minted straight into the store (the token command would start a process per user)
-  const now = Math.floor(Date.now() / 1000);
-  const ttl = 24 * 3600;
-  const app = await mintToken(store.db, { kind: 'app', clientId: info.demoClientId, scopes: [], ttl, now });
-  const userTokens = new Map<number, Promise<string>>();
-  const tokenFor = (userId: number): Promise<string> => {
-    let t = userTokens.get(userId);
-    if (!t) {
-      t = mintToken(store.db, {
-        kind: 'user',
-        clientId: info.demoClientId,
-        userId,
-        scopes: SPEC_SCOPES,
-        ttl,
-        now,
-      }).then((m) => m.access_token);
-      userTokens.set(userId, t);
-    }
-    return t;
-  };
+  const { appToken, tokenFor } = await benchTokens(store.db, info.demoClientId);
 
   // 3. helixd, timed from spawn to the first 200 from /readyz
   const port = await freePort();
@@ -406,7 +336,7 @@ async function main(): Promise<void> {
       base,
       db: store.db,
       anchor: info.anchor,
-      appToken: app.access_token,
+      appToken,
       clientId: info.demoClientId,
       tokenFor,
       walkPages,

@@ -29,6 +29,7 @@ import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
 import { usersRoutes } from './routes/users.ts';
 import { videosRoutes } from './routes/videos.ts';
+import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './shutdown.ts';
 import type { Store } from './store/db.ts';
 import { UserNames } from './store/users.ts';
 
@@ -49,6 +50,8 @@ export interface AppDeps {
    * test suite checks every answer of every request against /openapi.json this way.
    */
   beforeRoutes?: (app: FastifyInstance) => void;
+  /** whether the server is draining before it stops (src/shutdown.ts); /readyz answers 503 then */
+  drain?: DrainState;
 }
 
 /** Builds the ready application; never listens (server.ts does, tests use inject). */
@@ -72,6 +75,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tokens: new TokenCache(deps.store, metrics.tokenLookup),
     userNames: new UserNames(deps.store),
     metrics,
+    drain: deps.drain ?? { draining: false },
   };
   const app = Fastify({
     ...(deps.logger === false ? { logger: false } : loggerOptions(deps.config.logLevel, deps.logStream)),
@@ -79,6 +83,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: 'x-request-id',
     // Bodies are only small token-service forms.
     bodyLimit: 64 * 1024,
+    // Time limits on receiving a request (src/shutdown.ts says why), which Node answers with a 408;
+    // it checks them every connectionsCheckingInterval (default 30 s).
+    requestTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
+    http: { headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000, connectionsCheckingInterval: 1000 },
     routerOptions: { ignoreTrailingSlash: true },
     // Errors raised before a route runs (bad URL encoding; malformed HTTP) get the Helix body too,
     // and (no hook runs for them) the CORS headers every other answer gets from the plugin.

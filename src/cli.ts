@@ -1,5 +1,6 @@
 // The helixd command line. Each command returns an exit code; errors go to stderr as one clear
 // line and exit 1, never a stack trace for a user mistake.
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
@@ -120,20 +121,27 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       '--query-timeout <duration>',
       `deadline of every store query and Redis command (500ms, 2s), then 503; default 2s ${env('queryTimeout')}`,
     )
+    .option(
+      '--workers <n>',
+      `processes serving the port: a number, or auto (one per core), default 1 ${env('workers')}`,
+    )
+    .option(
+      '--drain <duration>',
+      `on SIGTERM or SIGINT, how long /readyz answers 503 before the listener closes, default 5s ${env('drain')}`,
+    )
     .action(async (opts) => {
-      const { startServer } = await import('./server.ts');
+      const { servePrimary, serveWorker, untilStopSignal } = await import('./cluster.ts');
+      if (cluster.isWorker) return serveWorker();
+      const config = configFrom(opts);
       // The banner to stderr: stdout carries the JSON log lines alone.
-      const running = await startServer(configFrom(opts), (l) => io.stderr.write(`${l}\n`));
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: NodeJS.Signals) => {
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-          running.app.log.info({ signal }, 'shutting down: no new connections, requests in flight finish');
-          running.stop().then(resolve, resolve);
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-      });
+      const print = (l: string) => io.stderr.write(`${l}\n`);
+      if (config.workers > 1) return servePrimary(config, print);
+      const { startServer } = await import('./server.ts');
+      const { stopMessage } = await import('./shutdown.ts');
+      const running = await startServer(config, print);
+      await untilStopSignal(config, running.stop, (signal, drain) =>
+        running.app.log.info({ signal }, stopMessage(drain ? config.drain : 0)),
+      );
     });
 
   program

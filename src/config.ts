@@ -1,6 +1,7 @@
 // Configuration is read once, here: command-line flags, then HELIXD_* environment variables, then
 // defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
 // process.env.
+import { availableParallelism } from 'node:os';
 
 /**
  * `development` (the default): demo data, the mock-server routes, tokens printed at start.
@@ -55,6 +56,10 @@ export interface Config {
   readonly queryTimeout: number;
   /** the bearer token /metrics asks for; unset: /metrics is open */
   readonly metricsToken: string | undefined;
+  /** processes serving the port (node:cluster); 1: this process alone */
+  readonly workers: number;
+  /** seconds between the stop signal and closing the listener, while /readyz answers 503 */
+  readonly drain: number;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -86,22 +91,27 @@ export const ENV_NAMES: Record<ConfigOption, string> = {
   adminToken: 'HELIXD_ADMIN_TOKEN',
   queryTimeout: 'HELIXD_QUERY_TIMEOUT',
   metricsToken: 'HELIXD_METRICS_TOKEN',
+  workers: 'HELIXD_WORKERS',
+  drain: 'HELIXD_DRAIN',
 };
 
 /** The shortest admin or metrics token accepted: long enough that guessing it is hopeless. */
 export const MIN_ADMIN_TOKEN = 32;
 
+/** The most processes `--workers` starts. */
+export const MAX_WORKERS = 256;
+
 export class ConfigError extends Error {}
 
-/** Parses durations such as `90`, `90s`, `15m`, `4h`, `60d` into seconds. */
-export function parseDuration(v: string | number, name = 'duration'): number {
+/** Parses durations such as `90`, `90s`, `15m`, `4h`, `60d` into seconds (`0` only if `allowZero`). */
+export function parseDuration(v: string | number, name = 'duration', allowZero = false): number {
   if (typeof v === 'number') return v;
   const m = /^(\d+)\s*(s|m|h|d)?$/.exec(v.trim());
   if (!m) throw new ConfigError(`${name}: "${v}" is not a duration (examples: 90s, 15m, 4h, 60d)`);
   const n = Number(m[1]);
   const unit = { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
   const seconds = n * unit;
-  if (seconds <= 0) throw new ConfigError(`${name}: must be longer than 0`);
+  if (seconds <= 0 && !allowZero) throw new ConfigError(`${name}: must be longer than 0`);
   return seconds;
 }
 
@@ -215,6 +225,14 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
   const adminToken = secretToken(pick('adminToken'), label('adminToken'));
   const metricsToken = secretToken(pick('metricsToken'), label('metricsToken'));
   const queryTimeout = parseDurationMs(String(pick('queryTimeout') ?? '2s'), label('queryTimeout'));
+  // `auto`: one process per core this process may use.
+  const workersRaw = String(pick('workers') ?? 1).trim();
+  const workers = workersRaw === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : Number(workersRaw);
+  if (!/^(\d+|auto)$/.test(workersRaw) || workers < 1 || workers > MAX_WORKERS)
+    throw new ConfigError(
+      `${label('workers')}: "${workersRaw}" must be a whole number from 1 to ${MAX_WORKERS}, or auto`,
+    );
+  const drain = parseDuration(String(pick('drain') ?? '5s'), label('drain'), true);
 
   return Object.freeze({
     profile,
@@ -239,5 +257,7 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
     adminToken,
     queryTimeout,
     metricsToken,
+    workers,
+    drain,
   });
 }

@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import type { AppMetrics } from './http/metrics.ts';
 import type { RateLimiter } from './http/ratelimit.ts';
 import type { Links } from './links.ts';
+import type { DrainState } from './shutdown.ts';
 import type { Store } from './store/db.ts';
 import type { UserNames } from './store/users.ts';
 
@@ -24,4 +25,6 @@ export interface AppContext {
   readonly userNames: UserNames;
   /** what /metrics reports (src/http/metrics.ts) */
   readonly metrics: AppMetrics;
+  /** the server is draining before it stops (src/shutdown.ts): /readyz answers 503 */
+  readonly drain: DrainState;
 }

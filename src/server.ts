@@ -9,6 +9,7 @@ import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
 import { dayStart } from './seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from './seed/index.ts';
+import { SHUTDOWN_GRACE_SECONDS, Shutdown } from './shutdown.ts';
 import { isEmpty } from './store/bulk.ts';
 import { findClient } from './store/clients.ts';
 import { deleteExpiredCodes } from './store/codes.ts';
@@ -22,23 +23,32 @@ export interface Running {
   app: FastifyInstance;
   store: Store;
   url: string;
-  stop(): Promise<void>;
+  /**
+   * Stops: the listener closes, the requests accepted finish (cut after SHUTDOWN_GRACE_SECONDS),
+   * then the store closes. With `drain`, the listener stays open for `config.drain` seconds first
+   * while /readyz answers 503 (src/shutdown.ts); a later call without it ends that drain at once.
+   */
+  stop(o?: { drain?: boolean }): Promise<void>;
 }
 
 type Print = (line: string) => void;
 
+/** What the store gave at start-up, for the banner and the app. */
+export interface Prepared {
+  secret: string;
+  /** the rows `--fixtures` loaded; undefined when the store already held them or no fixture */
+  fixture: Summary | undefined;
+}
+
 /**
- * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
- * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone.
+ * Migrates the store, seeds it on the first start (or loads the `--fixtures` world), deletes dead
+ * tokens and codes, and resolves the signing secret. Once per start: under `--workers` the primary
+ * does it before any worker exists. No deadline here: a large seed or fixture writes for as long as
+ * it takes (the store requests use is opened with one).
  */
-export async function startServer(
-  requested: Config,
-  print: Print = (l) => process.stderr.write(`${l}\n`),
-): Promise<Running> {
-  const config = await withConcretePort(requested);
-  let store = openStore({ url: config.db });
+export async function prepareStore(config: Config, clock: Clock, print: Print): Promise<Prepared> {
+  const store = openStore({ url: config.db });
   try {
-    const clock = clockFor(config);
     await migrateOrThrow(store);
     let fixture: Summary | undefined;
     if (config.fixtures) fixture = await startFromFixture(store, config.fixtures);
@@ -53,33 +63,66 @@ export async function startServer(
     const now = nowSeconds(clock);
     await deleteDeadTokens(store.db, now);
     await deleteExpiredCodes(store.db, now);
-    const secret = await resolveSecret(store, config.secret);
-    // Requests get a deadline on every query; the start-up work above has none (a large seed or
-    // fixture writes for as long as it takes), so the store is opened again with it.
+    return { secret: await resolveSecret(store, config.secret), fixture };
+  } finally {
     await store.close();
-    store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
-    const app = await buildApp({ config, store, clock, secret });
+  }
+}
+
+/** Prints how to call the server: the banner (demo data, development profile), or one line. */
+export async function announce(
+  config: Config,
+  store: Store,
+  clock: Clock,
+  prepared: Prepared,
+  print: Print,
+): Promise<void> {
+  const url = config.publicUrl;
+  const info = await readSeedInfo(store);
+  if (config.fixtures) {
+    const loaded = prepared.fixture ? `loaded ${prepared.fixture.rows} records` : 'already loaded';
+    print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
+  } else if (info && config.devShortcuts) await printBanner(store, config, clock, info, url, print);
+  else
+    print(
+      `helixd: serving ${url} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
+    );
+}
+
+/**
+ * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
+ * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone. A
+ * worker of `--workers` passes what its primary prepared instead: it neither writes the store at
+ * start nor prints.
+ */
+export async function startServer(
+  requested: Config,
+  print: Print = (l) => process.stderr.write(`${l}\n`),
+  worker?: { prepared: Prepared },
+): Promise<Running> {
+  const config = await withConcretePort(requested);
+  const clock = clockFor(config);
+  const prepared = worker?.prepared ?? (await prepareStore(config, clock, print));
+  // Requests get a deadline on every query.
+  const store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
+  try {
+    const shutdown = new Shutdown();
+    const app = await buildApp({ config, store, clock, secret: prepared.secret, drain: shutdown });
+    shutdown.attach(app.server);
     await app.listen({ port: config.port, host: config.host });
-    const url = config.publicUrl;
-    const info = await readSeedInfo(store);
-    if (config.fixtures) {
-      const loaded = fixture ? `loaded ${fixture.rows} records` : 'already loaded';
-      print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
-    } else if (info && config.devShortcuts) await printBanner(store, config, clock, info, url, print);
-    else
-      print(
-        `helixd: serving ${url} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
-      );
+    if (!worker) await announce(config, store, clock, prepared, print);
 
     let stopping: Promise<void> | undefined;
-    const stop = () => {
+    const stop = ({ drain = false } = {}) => {
+      if (!drain) shutdown.endDrain();
       stopping ??= (async () => {
-        await app.close(); // stops accepting, lets requests in flight finish
+        await shutdown.run(drain ? config.drain : 0, SHUTDOWN_GRACE_SECONDS, app.log);
+        await app.close();
         await store.close();
       })();
       return stopping;
     };
-    return { app, store, url, stop };
+    return { app, store, url: config.publicUrl, stop };
   } catch (err) {
     await store.close().catch(() => {});
     throw err;
@@ -90,7 +133,7 @@ export async function startServer(
  * `--port 0` asks for any free port. The port is chosen before the app is built, so that the
  * derived public URL (report links) names the port actually served.
  */
-async function withConcretePort(config: Config): Promise<Config> {
+export async function withConcretePort(config: Config): Promise<Config> {
   if (config.port !== 0) return config;
   const port = await new Promise<number>((resolve, reject) => {
     const probe = createServer();

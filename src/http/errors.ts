@@ -85,6 +85,12 @@ export function describeError(
   if (err instanceof HelixError) return { status: err.status, message: err.message, headers: err.headers };
   if ((err as FastifyError).validation)
     return { status: 400, message: validationMessage((err as FastifyError).validation as AjvError[]) };
+  const s = (err as FastifyError).statusCode;
+  // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding
+  // ...): their messages describe the request, never the server. First: a body the client stopped
+  // sending ("aborted", ECONNRESET) is the client's doing, not a store that went away.
+  if (typeof s === 'number' && s >= 400 && s < 500)
+    return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
   // The store or Redis cannot serve now (src/unavailable.ts): the caller may try again; which one
   // and why is logged, and /readyz says it, but the answer names nothing inside.
   const unavailable = unavailability(err);
@@ -93,11 +99,6 @@ export function describeError(
     req.log.error({ err, dependency, reason }, `${dependency} unavailable: ${reason}`);
     return { status: 503, message: UNAVAILABLE_MESSAGE };
   }
-  const s = (err as FastifyError).statusCode;
-  // Fastify's own client errors (bad content type, body too large, malformed JSON, bad URL encoding
-  // ...): their messages describe the request, never the server.
-  if (typeof s === 'number' && s >= 400 && s < 500)
-    return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
   req.log.error({ err }, 'unhandled error');
   return { status: 500, message: 'Internal Server Error' };
 }

@@ -47,7 +47,8 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
           200: { ...readySchema, description: 'The store (and Redis, when configured) can serve' },
           503: {
             ...notReadySchema,
-            description: 'A dependency cannot serve; `checks` says which and why',
+            description:
+              'A dependency cannot serve (`checks` says which and why), or the server is draining before it stops',
           },
         },
       },
@@ -71,6 +72,11 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
         down.push(`${name} ${reason}`);
         req.log.warn({ err: r.reason, dependency: name, reason }, `not ready: ${name} ${reason}`);
       });
+      // A load balancer must stop sending here while the server drains, whatever the checks say.
+      if (ctx.drain.draining)
+        return reply
+          .code(503)
+          .send({ ...errorBody(503, 'Draining: this instance is shutting down'), checks });
       if (down.length === 0) return { status: 'ok', checks };
       return reply.code(503).send({ ...errorBody(503, `Not ready: ${down.join('; ')}`), checks });
     },

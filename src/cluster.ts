@@ -1,0 +1,228 @@
+// `helixd serve --workers N`: N processes serving one port (node:cluster), which behave as N
+// instances of helixd on one store. The primary serves no request: it prepares the store once
+// (migrations, the demo data or the --fixtures world, housekeeping, the signing secret) before any
+// worker exists, starts the workers and hands each the configuration and the secret over the IPC
+// channel (so the secret is never in a command line or an environment), prints the
+// banner once, replaces a worker that dies, and passes the stop signal on. The primary accepts the
+// connections and hands them to the workers in turn.
+//
+// Between workers as between instances: the store is the one shared state. The in-memory copies
+// (tokens, user names; src/store/cache.ts) forget on every change another process commits
+// (SQLite's `PRAGMA data_version` counts other connections' commits, in this process or another),
+// and PostgreSQL keeps none. Not shared: in-process rate-limit buckets (each worker has its own,
+// so a client may get up to N times the limit; --redis-url shares them, as between instances) and
+// whatever a worker counts in its own memory.
+import cluster, { type Worker } from 'node:cluster';
+import { clockFor } from './clock.ts';
+import type { Config } from './config.ts';
+import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
+import { SHUTDOWN_GRACE_SECONDS, stopMessage } from './shutdown.ts';
+import { openStore } from './store/db.ts';
+
+type Print = (line: string) => void;
+type Stop = (o: { drain: boolean }) => Promise<void>;
+
+/** primary to worker */
+type Message = { type: 'start'; config: Config; prepared: Prepared } | { type: 'stop'; drain: boolean };
+/** worker to primary: it listens for messages (and wants its 'start') */
+type WorkerMessage = { type: 'ready' };
+
+/** A worker that died is started again after this, doubled for each death in the last minute. */
+const RESTART_FIRST_MS = 100;
+const RESTART_MAX_MS = 10_000;
+const RESTART_WINDOW_MS = 60_000;
+
+/**
+ * Seconds after the stop signal when a worker still running is killed, and then when a process
+ * still running exits: each process cuts its requests at drain + grace itself, so only a bug or a
+ * stuck close gets there.
+ */
+const stopBackstop = (config: Config, extra: number) => config.drain + SHUTDOWN_GRACE_SECONDS + extra;
+
+/**
+ * Resolves once `stop` has finished after SIGINT or SIGTERM. The first signal drains
+ * (`--drain`), a second one closes the listener at once; the requests accepted finish either way.
+ * `told` hears of each signal, and whether it drains.
+ */
+export function untilStopSignal(
+  config: Config,
+  stop: Stop,
+  told: (signal: NodeJS.Signals, drain: boolean) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++;
+      told(signal, signals === 1);
+      if (signals === 1)
+        setTimeout(() => {
+          process.stderr.write(
+            `helixd: not stopped ${stopBackstop(config, 5)} s after the signal; exiting\n`,
+          );
+          process.exit(1);
+        }, stopBackstop(config, 5) * 1000).unref();
+      stop({ drain: signals === 1 }).then(() => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        resolve();
+      }, reject);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+/** The primary of `--workers N`: returns once every worker has stopped after a stop signal. */
+export async function servePrimary(requested: Config, print: Print): Promise<void> {
+  const config = await withConcretePort(requested);
+  const clock = clockFor(config);
+  const workers = new Workers(config, print);
+  try {
+    const prepared = await prepareStore(config, clock, print);
+    await workers.start(prepared);
+    const store = openStore({ url: config.db });
+    try {
+      await announce(config, store, clock, prepared, print);
+    } finally {
+      await store.close();
+    }
+  } catch (err) {
+    await workers.stop({ drain: false });
+    throw err;
+  }
+  print(`helixd: ${config.workers} worker processes (pids ${workers.pids().join(', ')})`);
+  if (config.rateLimit > 0 && !config.redisUrl)
+    print(
+      `helixd: each worker keeps its own rate-limit buckets: a client may make up to ${config.workers} x ${config.rateLimit} requests a minute; --redis-url shares them`,
+    );
+  await untilStopSignal(
+    config,
+    (o) => workers.stop(o),
+    (signal, drain) =>
+      print(`helixd: ${signal}: ${drain ? 'the workers drain, then stop' : 'the workers stop now'}`),
+  );
+}
+
+class Workers {
+  readonly #config: Config;
+  readonly #print: Print;
+  /** workers that are serving */
+  readonly #listening = new Set<Worker>();
+  #prepared: Prepared | undefined;
+  #stopping = false;
+  #deaths: number[] = [];
+
+  constructor(config: Config, print: Print) {
+    this.#config = config;
+    this.#print = print;
+  }
+
+  pids(): number[] {
+    return [...this.#listening].map((w) => w.process.pid as number);
+  }
+
+  /** Starts every worker; rejects if one exits before it listens (the caller stops the others). */
+  async start(prepared: Prepared): Promise<void> {
+    this.#prepared = prepared;
+    // The program this one runs (bin/helixd.js, or the sources in development), as `serve`: a
+    // worker takes its configuration from the primary, not from its command line.
+    cluster.setupPrimary({ args: ['serve'] });
+    await Promise.all(
+      Array.from({ length: this.#config.workers }, async () => {
+        const worker = this.#fork();
+        const code = await Promise.race([
+          new Promise<undefined>((resolve) => worker.once('listening', () => resolve(undefined))),
+          new Promise<number | string>((resolve) =>
+            worker.once('exit', (c: number, signal: string) => resolve(signal ?? c)),
+          ),
+        ]);
+        if (code !== undefined) throw new Error(`a worker exited (${code}) before it was serving`);
+      }),
+    );
+    cluster.on('exit', (worker, code, signal) => this.#replace(worker, signal ?? `code ${code}`));
+  }
+
+  #fork(): Worker {
+    const worker = cluster.fork();
+    // Asked for by the worker once it listens for messages: one sent earlier would be lost.
+    worker.on('message', (m: WorkerMessage) => {
+      if (m.type === 'ready')
+        worker.send({
+          type: 'start',
+          config: this.#config,
+          prepared: this.#prepared as Prepared,
+        } satisfies Message);
+    });
+    worker.once('listening', () => this.#listening.add(worker));
+    worker.once('exit', () => this.#listening.delete(worker));
+    return worker;
+  }
+
+  #replace(dead: Worker, how: string): void {
+    if (this.#stopping) return;
+    const now = Date.now();
+    this.#deaths = [...this.#deaths.filter((t) => now - t < RESTART_WINDOW_MS), now];
+    const delay = Math.min(RESTART_MAX_MS, RESTART_FIRST_MS * 2 ** (this.#deaths.length - 1));
+    this.#print(
+      `helixd: worker ${dead.process.pid} exited (${how}); starting another in ${(delay / 1000).toFixed(1)} s`,
+    );
+    setTimeout(() => {
+      if (this.#stopping) return;
+      const worker = this.#fork();
+      worker.once('listening', () =>
+        this.#print(`helixd: worker ${worker.process.pid} serving, in place of ${dead.process.pid}`),
+      );
+    }, delay);
+  }
+
+  /** Passes a stop on to every worker; resolves once all have exited. */
+  async stop({ drain }: { drain: boolean }): Promise<void> {
+    this.#stopping = true;
+    const all = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const exited = all.map((w) =>
+      w.isDead() ? Promise.resolve() : new Promise<void>((resolve) => w.once('exit', () => resolve())),
+    );
+    for (const w of all) {
+      if (w.isDead()) continue;
+      // A worker that is not serving yet has nothing to finish.
+      if (!this.#listening.has(w)) w.process.kill('SIGKILL');
+      else if (w.isConnected()) w.send({ type: 'stop', drain } satisfies Message);
+    }
+    // Each worker keeps its own deadline; this one is for a worker that does not.
+    const backstop = setTimeout(() => {
+      for (const w of all) if (!w.isDead()) w.process.kill('SIGKILL');
+    }, stopBackstop(this.#config, 2) * 1000);
+    await Promise.all(exited);
+    clearTimeout(backstop);
+  }
+}
+
+/**
+ * A worker of `--workers N`: serves with what its primary prepared (it writes nothing to the store
+ * at start and prints nothing), and stops when the primary says so.
+ */
+export async function serveWorker(): Promise<void> {
+  // Signals are the primary's: a terminal's Ctrl-C reaches every process of the group, and a
+  // worker stopping on its own would be replaced.
+  const ignore = () => {};
+  process.on('SIGINT', ignore);
+  process.on('SIGTERM', ignore);
+  try {
+    const start = await new Promise<Message>((resolve) => {
+      process.once('message', resolve);
+      process.send?.({ type: 'ready' } satisfies WorkerMessage);
+    });
+    if (start.type !== 'start') return;
+    const running = await startServer(start.config, () => {}, { prepared: start.prepared });
+    await new Promise<void>((resolve, reject) => {
+      process.on('message', (m: Message) => {
+        if (m.type !== 'stop') return;
+        running.app.log.info(stopMessage(m.drain ? start.config.drain : 0));
+        running.stop({ drain: m.drain }).then(resolve, reject);
+      });
+    });
+  } finally {
+    // The IPC channel would keep the process alive.
+    cluster.worker?.disconnect();
+  }
+}
