@@ -406,7 +406,8 @@ export function startServeProcess(
   more: readonly string[] = [],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ServeProcess> {
-  const args = [bin, 'serve', '--db', db, '--port', '0', '--log-level', 'warn', ...more];
+  // No drain: a test stops its server at once (test/reliability/shutdown.test.ts tests the drain).
+  const args = [bin, 'serve', '--db', db, '--port', '0', '--log-level', 'warn', '--drain', '0', ...more];
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
