@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { unavailability } from '../../src/unavailable.ts';
-import { assertNotReady, assertReady, assertUnavailable, Helixd } from './processes.ts';
+import { assertNotReady, assertReady, assertUnavailable, Helixd, waitFor } from './processes.ts';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -98,7 +98,10 @@ describe('a SQLite file that goes away or stops taking writes', () => {
       });
       assertUnavailable(await h.mint(), 'token mint while locked');
       assert.equal((await h.read(token)).status, 200, 'reads are not blocked (WAL)');
-      assert.match(h.output(), /store unavailable: is locked by another process/);
+      // The log line comes through the child's stdout pipe, which may lag the answer under load.
+      await waitFor('the lock logged', async () =>
+        /store unavailable: is locked by another process/.test(h.output()),
+      );
     } finally {
       holder.stdin?.end();
       await new Promise((r) => holder.once('exit', r));
