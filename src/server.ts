@@ -107,7 +107,14 @@ export async function startServer(
   const store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
   try {
     const shutdown = new Shutdown();
-    const app = await buildApp({ config, store, clock, secret: prepared.secret, drain: shutdown });
+    const app = await buildApp({
+      config,
+      store,
+      clock,
+      secret: prepared.secret,
+      drain: shutdown,
+      clusterWorker: worker !== undefined,
+    });
     shutdown.attach(app.server);
     await app.listen({ port: config.port, host: config.host });
     if (!worker) await announce(config, store, clock, prepared, print);
