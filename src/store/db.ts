@@ -113,9 +113,13 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
   const refuse = (problem: string | undefined) => {
     if (problem) throw new UnavailableError('store', problem);
   };
-  const driver = new FastSqliteDriver(conn, watch && (() => refuse(watch.moved())));
   const queries = queryLog();
-  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver), log: queries.log });
+  // The driver times the queries itself (cheaper than Kysely's `log`: src/store/sqlite-driver.ts).
+  const driver = new FastSqliteDriver(conn, {
+    beforeWrite: watch && (() => refuse(watch.moved())),
+    onQuery: queries.log,
+  });
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
   // data_version moves when another connection commits to the file, never for this connection's
   // own writes, which the driver counts. The sum of the two counters moves when either does.
   const dataVersion = conn.prepare('pragma data_version').pluck();
