@@ -52,11 +52,16 @@ export interface AppDeps {
   beforeRoutes?: (app: FastifyInstance) => void;
   /** whether the server is draining before it stops (src/shutdown.ts); /readyz answers 503 then */
   drain?: DrainState;
+  /** a worker of `--workers`: /metrics answers with the sum over every worker (src/http/metrics.ts) */
+  clusterWorker?: boolean;
 }
 
 /** Builds the ready application; never listens (server.ts does, tests use inject). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const metrics = new AppMetrics(deps.store);
+  const metrics = new AppMetrics(
+    deps.store,
+    deps.clusterWorker ? { summed: { deadlineMs: deps.config.queryTimeout } } : {},
+  );
   const ctx: AppContext = {
     config: deps.config,
     store: deps.store,

@@ -37,13 +37,14 @@ function dbOption() {
   return new Option('--db <url>', `SQLite file path or postgres:// URL ${env('db')}, also DATABASE_URL`);
 }
 
-function configFrom(opts: Record<string, unknown>): Config {
+/** `uses`: the options the command reads (src/config.ts loadConfig); unset: all (serve). */
+function configFrom(opts: Record<string, unknown>, uses?: readonly ConfigOption[]): Config {
   const flags: ConfigInput = {};
   for (const k of Object.keys(ENV_NAMES) as ConfigOption[]) {
     const v = opts[k];
     if (v !== undefined) flags[k] = v as string | number | boolean;
   }
-  return loadConfig(flags, process.env);
+  return loadConfig(flags, process.env, uses);
 }
 
 async function withStore<T>(config: Config, fn: (store: Store) => Promise<T>): Promise<T> {
@@ -153,7 +154,12 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--now <iso>', 'the day the data is generated relative to (default: today, UTC)')
     .option('--force', 'replace the data of a store that already holds some')
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db, seed: opts.seed, users: opts.users, now: opts.now });
+      const config = configFrom({ db: opts.db, seed: opts.seed, users: opts.users, now: opts.now }, [
+        'db',
+        'seed',
+        'users',
+        'now',
+      ]);
       const { dayStart, sizesFor } = await import('./seed/generate.ts');
       const { seedStore } = await import('./seed/index.ts');
       await withStore(config, async (store) => {
@@ -182,7 +188,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .description('apply pending database migrations (serve does this too)')
     .addOption(dbOption())
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db });
+      const config = configFrom({ db: opts.db }, ['db']);
       const { openStore } = await import('./store/db.ts');
       const { migrateOrThrow } = await import('./store/migrate.ts');
       const store = openStore({ url: config.db });
@@ -205,7 +211,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--expires <duration>', 'lifetime, e.g. 30m, 4h, 60d (default: the configured token lifetime)')
     .option('--json', 'print the token reply as JSON, with client_id (and user_id, login for a user token)')
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db });
+      const config = configFrom({ db: opts.db }, ['db', 'now', 'userTokenTtl', 'appTokenTtl']);
       if (Boolean(opts.user) === Boolean(opts.app))
         throw new UsageError('give exactly one of --user <login-or-id> and --app');
       const scopes = splitScopes(opts.scope);
@@ -265,7 +271,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .addOption(dbOption())
     .option('--json', 'print the summary as JSON: records per kind, rows, seconds, rows_per_second')
     .action(async (file: string, opts) => {
-      const config = configFrom({ db: opts.db });
+      const config = configFrom({ db: opts.db }, ['db']);
       const input = file === '-' ? { stream: io.stdin } : await openInput(file);
       const { importItems } = await import('./io/import.ts');
       const records = await importInput(input);
@@ -300,7 +306,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       'print the summary as JSON on stdout (with --out: stdout carries the records otherwise)',
     )
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db });
+      const config = configFrom({ db: opts.db }, ['db']);
       const { RECORD_KINDS, recordKind } = await import('./records/index.ts');
       const { exportRecords } = await import('./io/export.ts');
       const asked: string[] = opts.kind ?? RECORD_KINDS.map((k) => k.kind);
@@ -331,7 +337,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--redirect-uri <uri...>', 'redirect URI(s) allowed in the authorization flow')
     .option('--json', 'print as JSON')
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db });
+      const config = configFrom({ db: opts.db }, ['db', 'now']);
       const uris: string[] = opts.redirectUri ?? [];
       for (const u of uris) {
         try {
@@ -366,7 +372,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .addOption(dbOption())
     .option('--json', 'print as JSON')
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db });
+      const config = configFrom({ db: opts.db }, ['db']);
       const { allClients, redirectUrisOf } = await import('./store/clients.ts');
       await withStore(config, async (store) => {
         const list = (await allClients(store.db)).map((r) => ({

@@ -10,11 +10,13 @@
 // (tokens, user names; src/store/cache.ts) forget on every change another process commits
 // (SQLite's `PRAGMA data_version` counts other connections' commits, in this process or another),
 // and PostgreSQL keeps none. Not shared: in-process rate-limit buckets (each worker has its own,
-// so a client may get up to N times the limit; --redis-url shares them, as between instances) and
-// whatever a worker counts in its own memory.
+// so a client may get up to N times the limit; --redis-url shares them, as between instances).
+// /metrics, answered by any worker, reports the sum over every worker: the primary gathers it
+// (src/http/metrics.ts).
 import cluster, { type Worker } from 'node:cluster';
 import { clockFor } from './clock.ts';
 import type { Config } from './config.ts';
+import { ClusterMetrics, joinClusterMetrics } from './http/metrics.ts';
 import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
 import { SHUTDOWN_GRACE_SECONDS, stopMessage } from './shutdown.ts';
 import { openStore } from './store/db.ts';
@@ -25,7 +27,7 @@ type Stop = (o: { drain: boolean }) => Promise<void>;
 /** primary to worker */
 type Message = { type: 'start'; config: Config; prepared: Prepared } | { type: 'stop'; drain: boolean };
 /** worker to primary: it listens for messages (and wants its 'start') */
-type WorkerMessage = { type: 'ready' };
+type WorkerMessage = { type: 'ready' } | { type: 'helixd:metrics' };
 
 /** A worker that died is started again after this, doubled for each death in the last minute. */
 const RESTART_FIRST_MS = 100;
@@ -110,6 +112,8 @@ class Workers {
   readonly #listening = new Set<Worker>();
   #prepared: Prepared | undefined;
   #stopping = false;
+  // Before any worker is forked: it listens for the workers' figures.
+  readonly #metrics = new ClusterMetrics();
   #deaths: number[] = [];
 
   constructor(config: Config, print: Print) {
@@ -152,6 +156,7 @@ class Workers {
           config: this.#config,
           prepared: this.#prepared as Prepared,
         } satisfies Message);
+      else this.#metrics.answer(worker, m);
     });
     worker.once('listening', () => this.#listening.add(worker));
     worker.once('exit', () => this.#listening.delete(worker));
@@ -207,6 +212,8 @@ export async function serveWorker(): Promise<void> {
   const ignore = () => {};
   process.on('SIGINT', ignore);
   process.on('SIGTERM', ignore);
+  // Before the primary hears from this worker, so that no ask for its figures finds it deaf.
+  joinClusterMetrics();
   try {
     const start = await new Promise<Message>((resolve) => {
       process.once('message', resolve);

@@ -164,9 +164,19 @@ function url(v: string, name: string): string {
 /**
  * Builds the configuration from flags (already parsed; undefined when not given) and an
  * environment. `DATABASE_URL` is honoured after `HELIXD_DB`, as many hosts set it.
+ *
+ * `uses`: the options a command reads (every one when unset: `serve`). The others are neither read
+ * from the environment nor checked, and keep their defaults: a host's HELIXD_* variables, set for
+ * the server, must not stop `helixd export` on an option it never uses. So the production
+ * profile's needs (--secret, --public-url) bind only a command that uses them.
  */
-export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
+export function loadConfig(
+  flags: ConfigInput,
+  env: NodeJS.ProcessEnv,
+  uses?: readonly ConfigOption[],
+): Config {
   const pick = (k: ConfigOption) => {
+    if (uses && !uses.includes(k)) return undefined;
     const f = flags[k];
     if (f !== undefined) return f;
     const e = env[ENV_NAMES[k]];
@@ -186,7 +196,9 @@ export function loadConfig(flags: ConfigInput, env: NodeJS.ProcessEnv): Config {
       secret: 'the signing secret every instance shares',
       publicUrl: "this server's base URL as callers reach it",
     } as const;
-    const missing = (['secret', 'publicUrl'] as const).filter((k) => pick(k) === undefined);
+    const missing = (['secret', 'publicUrl'] as const).filter(
+      (k) => (!uses || uses.includes(k)) && pick(k) === undefined,
+    );
     if (missing.length)
       throw new ConfigError(
         `the production profile needs ${missing.map((k) => `${label(k)} (${why[k]})`).join(' and ')}`,

@@ -13,7 +13,7 @@ import { SHUTDOWN_GRACE_SECONDS, Shutdown } from './shutdown.ts';
 import { isEmpty } from './store/bulk.ts';
 import { findClient } from './store/clients.ts';
 import { deleteExpiredCodes } from './store/codes.ts';
-import { openStore, type Store } from './store/db.ts';
+import { openStore, type Store, urlStatementTimeout } from './store/db.ts';
 import { migrateOrThrow } from './store/migrate.ts';
 import { resolveSecret } from './store/settings.ts';
 import { deleteDeadTokens } from './store/tokens.ts';
@@ -78,6 +78,12 @@ export async function announce(
   print: Print,
 ): Promise<void> {
   const url = config.publicUrl;
+  // The URL's own deadline does not apply while serving (src/store/db.ts): say so, not silently.
+  const urlTimeout = urlStatementTimeout(config.db);
+  if (urlTimeout !== undefined)
+    print(
+      `helixd: --db sets statement_timeout=${urlTimeout}; serving keeps the query deadline instead (--query-timeout, ${config.queryTimeout} ms)`,
+    );
   const info = await readSeedInfo(store);
   if (config.fixtures) {
     const loaded = prepared.fixture ? `loaded ${prepared.fixture.rows} records` : 'already loaded';
@@ -107,7 +113,14 @@ export async function startServer(
   const store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
   try {
     const shutdown = new Shutdown();
-    const app = await buildApp({ config, store, clock, secret: prepared.secret, drain: shutdown });
+    const app = await buildApp({
+      config,
+      store,
+      clock,
+      secret: prepared.secret,
+      drain: shutdown,
+      clusterWorker: worker !== undefined,
+    });
     shutdown.attach(app.server);
     await app.listen({ port: config.port, host: config.host });
     if (!worker) await announce(config, store, clock, prepared, print);

@@ -4,8 +4,11 @@
 // bug, which stays a 500): errors helixd raises itself (a deadline passed, a SQLite file that
 // vanished) and the drivers' own codes.
 
-/** Which dependency failed: as /readyz names it in its `checks`. */
-export type Dependency = 'store' | 'redis';
+/**
+ * Which dependency failed: as /readyz names it in its `checks`. `primary`: under `--workers`, the
+ * process that sums every worker's metrics (src/http/metrics.ts); /readyz does not check it.
+ */
+export type Dependency = 'store' | 'redis' | 'primary';
 
 export class UnavailableError extends Error {
   constructor(

@@ -4,14 +4,18 @@
 // process, since they describe the process whichever app serves them, and their collectors (a GC
 // observer, an event-loop monitor) are never stopped once started.
 //
-// Several processes (node:cluster) aggregate with prom-client's AggregatorRegistry: a worker hands
-// its app's `registries` to AggregatorRegistry.setRegistries, and answers the primary once it has
-// constructed an AggregatorRegistry of its own (the constructor installs the listener). Every metric
-// here sums across workers (counters, histograms); the default metrics carry their own rule.
+// Several processes (`serve --workers N`, node:cluster) aggregate with prom-client's
+// AggregatorRegistry: a worker hands its app's `registries` to AggregatorRegistry.setRegistries,
+// and answers the primary's asks once it has constructed an AggregatorRegistry of its own (the
+// constructor installs the listener). A worker answering /metrics asks its primary for the sum
+// (clusterMetrics) over the IPC channel, within a deadline. Every metric here sums across workers
+// (counters, histograms); the default metrics carry prom-client's own rule for each.
+import type { Worker } from 'node:cluster';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledQuery, LogEvent } from 'kysely';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { Store } from '../store/db.ts';
+import { deadlineReason, UnavailableError } from '../unavailable.ts';
 import type { Principal } from './access.ts';
 
 /** The `operation` of a request that matched no route: raw URLs would make label values unbounded. */
@@ -135,12 +139,23 @@ export class AppMetrics {
   });
 
   readonly #stopQueries: () => void;
+  /** in a cluster worker: how long the primary has to answer with every worker's sum */
+  readonly #summedWithin: number | undefined;
 
-  constructor(store: Store) {
+  /**
+   * `summed`: this app is a cluster worker's (one per process), whose /metrics reports the sum over
+   * every worker, which its primary (a ClusterMetrics) gathers within `deadlineMs`.
+   */
+  constructor(store: Store, o: { summed?: { deadlineMs: number } } = {}) {
     processMetrics();
     // Known label values start at 0, so that a rate over them exists before the first event.
     for (const bucket of ['app', 'user']) this.#refusals.inc({ bucket }, 0);
     this.#stopQueries = store.onQuery((event) => this.#query(event));
+    this.#summedWithin = o.summed?.deadlineMs;
+    if (o.summed) {
+      joinClusterMetrics();
+      AggregatorRegistry.setRegistries(this.registries);
+    }
   }
 
   /** Every registry whose metrics /metrics shows (what a cluster worker hands to AggregatorRegistry). */
@@ -180,8 +195,14 @@ export class AppMetrics {
     if (this.#queries.length >= BATCH) this.#flush();
   }
 
-  /** The Prometheus text of every registry. */
+  /** whether /metrics reports the sum over every worker of `--workers` (and may then answer 503) */
+  get summed(): boolean {
+    return this.#summedWithin !== undefined;
+  }
+
+  /** The Prometheus text of every registry; in a cluster worker, the sum over every worker's. */
   async text(): Promise<string> {
+    if (this.#summedWithin !== undefined) return askPrimary(this.#summedWithin);
     const texts = await Promise.all(this.registries.map((r) => r.metrics()));
     return texts.join('\n');
   }
@@ -195,3 +216,80 @@ export class AppMetrics {
     this.#stopQueries();
   }
 }
+
+/** The type of a worker's ask for the sum over every worker, and of its primary's answer. */
+const SUM = 'helixd:metrics';
+interface SumAsk {
+  type: typeof SUM;
+  id: number;
+}
+type SumAnswer = SumAsk & ({ text: string } | { error: string });
+
+const isSum = (m: unknown): m is SumAsk =>
+  typeof m === 'object' && m !== null && (m as { type?: unknown }).type === SUM;
+
+/**
+ * The primary's side of `--workers`: constructed before any worker is forked (AggregatorRegistry
+ * listens for the workers' registries), it answers a worker's ask with the sum over every worker.
+ */
+export class ClusterMetrics {
+  readonly #aggregator = new AggregatorRegistry();
+
+  /** Answers `message` from `worker` if it asks for the metrics (else leaves it alone). */
+  answer(worker: Worker, message: unknown): void {
+    if (!isSum(message)) return;
+    // prom-client asks every connected worker, and rejects after its own 5 s if one stays silent
+    // (a worker just forked, which does not listen yet); the asking worker's deadline comes first.
+    this.#aggregator.clusterMetrics().then(
+      (text) => this.#send(worker, { type: SUM, id: message.id, text }),
+      (err: Error) => this.#send(worker, { type: SUM, id: message.id, error: err.message }),
+    );
+  }
+
+  #send(worker: Worker, answer: SumAnswer): void {
+    // A worker that has gone since it asked needs no answer.
+    if (worker.isConnected()) worker.send(answer, undefined, () => {});
+  }
+}
+
+let joined = false;
+let asked = 0;
+const waiting = new Map<number, (answer: SumAnswer) => void>();
+
+/**
+ * In a cluster worker: answers the primary's asks for this process's registries (prom-client's
+ * listener, installed by constructing an AggregatorRegistry) and hears the primary's sums. Once per
+ * process, as early as possible: an ask that arrives before the listener is lost.
+ */
+export function joinClusterMetrics(): void {
+  if (joined) return;
+  joined = true;
+  new AggregatorRegistry();
+  process.on('message', (m: unknown) => {
+    if (isSum(m)) waiting.get(m.id)?.(m as SumAnswer);
+  });
+}
+
+/** The sum over every worker, from the primary; an UnavailableError past `deadlineMs`. */
+function askPrimary(deadlineMs: number): Promise<string> {
+  const id = ++asked;
+  return new Promise((resolve, reject) => {
+    const fail = (reason: string) => {
+      clearTimeout(timer);
+      waiting.delete(id);
+      reject(new UnavailableError('primary', reason));
+    };
+    const timer = setTimeout(() => fail(deadlineReason(deadlineMs)), deadlineMs);
+    waiting.set(id, (answer) => {
+      clearTimeout(timer);
+      waiting.delete(id);
+      if ('text' in answer) resolve(answer.text);
+      else fail(`could not sum the workers' metrics (${answer.error})`);
+    });
+    const ask: SumAsk = { type: SUM, id };
+    if (!process.send || !process.connected) fail(UNREACHABLE_PRIMARY);
+    else process.send(ask, undefined, {}, (err) => err && fail(UNREACHABLE_PRIMARY));
+  });
+}
+
+const UNREACHABLE_PRIMARY = 'cannot be reached (the IPC channel is closed)';

@@ -54,7 +54,7 @@ export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
     },
     async (req, reply) => {
-      const probes: [Dependency, Promise<void>][] = [['store', ctx.store.ping()]];
+      const probes: [Exclude<Dependency, 'primary'>, Promise<void>][] = [['store', ctx.store.ping()]];
       const redis = ctx.rateLimiter.ping();
       if (redis) probes.push(['redis', redis]);
       // Each probe is bounded by its own deadline (the store's and Redis's): run them side by side.

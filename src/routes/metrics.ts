@@ -22,7 +22,7 @@ export function metricsRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['Metrics'],
         summary: 'Metrics in Prometheus text format',
         description:
-          'Requests by operation and status, their latency, store query times, rate-limit refusals, token-cache lookups, and the process (CPU, memory, event loop, GC). ' +
+          'Requests by operation and status, their latency, store query times, rate-limit refusals, token-cache lookups, and the process (CPU, memory, event loop, GC); under --workers, summed over every worker. ' +
           (guarded ? 'Needs the metrics token (--metrics-token).' : 'Open: no --metrics-token is set.'),
         ...(guarded ? { security: [{ metrics: [] }] } : {}),
         response: {
@@ -33,6 +33,15 @@ export function metricsRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...(guarded
             ? {
                 401: { ...helixErrorBody, description: 'No token, or a token that is not the metrics token' },
+              }
+            : {}),
+          ...(ctx.metrics.summed
+            ? {
+                503: {
+                  ...helixErrorBody,
+                  description:
+                    "Under --workers: the first process did not sum the workers' figures within the deadline (--query-timeout)",
+                },
               }
             : {}),
         },

@@ -113,9 +113,13 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
   const refuse = (problem: string | undefined) => {
     if (problem) throw new UnavailableError('store', problem);
   };
-  const driver = new FastSqliteDriver(conn, watch && (() => refuse(watch.moved())));
   const queries = queryLog();
-  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver), log: queries.log });
+  // The driver times the queries itself (cheaper than Kysely's `log`: src/store/sqlite-driver.ts).
+  const driver = new FastSqliteDriver(conn, {
+    beforeWrite: watch && (() => refuse(watch.moved())),
+    onQuery: queries.log,
+  });
+  const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
   // data_version moves when another connection commits to the file, never for this connection's
   // own writes, which the driver counts. The sum of the two counters moves when either does.
   const dataVersion = conn.prepare('pragma data_version').pluck();
@@ -171,17 +175,59 @@ const pgTypes = {
 // (test/store/plans-clips-videos.test.ts).
 const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1'];
 
+/**
+ * What a postgres:// URL says about the session: its `options` (`-c name=value ...`, given to the
+ * server at connection) and `statement_timeout` (pg sends it as a parameter of its own, applied
+ * after `options`), and the URL without them. pg lets the URL's values replace the ones it is given
+ * beside it, so they are taken out of the URL and combined with helixd's.
+ */
+function sessionOfUrl(url: string): { url: string; options: string; statementTimeout: string | undefined } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, options: '', statementTimeout: undefined };
+  }
+  const params = parsed.searchParams;
+  const options = params.get('options') ?? '';
+  const statementTimeout = params.get('statement_timeout') ?? undefined;
+  if (!params.has('options') && !params.has('statement_timeout')) return { url, options, statementTimeout };
+  params.delete('options');
+  params.delete('statement_timeout');
+  return { url: parsed.toString(), options, statementTimeout };
+}
+
+/**
+ * The statement_timeout a postgres:// URL sets (its `statement_timeout` parameter, or `-c
+ * statement_timeout=` in its `options`), or undefined: under a query deadline (--query-timeout)
+ * helixd's own applies instead, and the server says so at start.
+ */
+export function urlStatementTimeout(url: string): string | undefined {
+  if (!isPostgresUrl(url)) return undefined;
+  const session = sessionOfUrl(url);
+  const inOptions = /(?:^|\s)(?:-c\s*|--)statement[_-]timeout=(\S*)/.exec(session.options)?.[1];
+  return session.statementTimeout ?? inOptions;
+}
+
 function openPostgres(opts: StoreOptions): Store {
   const ms = opts.queryTimeout === undefined ? undefined : Math.ceil(opts.queryTimeout);
+  const session = sessionOfUrl(opts.url);
   const pool = new (requirePg().Pool)({
-    connectionString: opts.url,
+    connectionString: session.url,
     max: opts.poolSize ?? 10,
     types: pgTypes,
+    // In order, the last setting of a name winning: helixd's tuning (which the URL may change), the
+    // URL's, then what helixd needs: the schema asked for, and the deadline of a serving store,
+    // which no URL may lift (the server would otherwise run on with a query helixd gave up on).
     options: [
       ...PG_SESSION_SETTINGS,
+      ...(session.options ? [session.options] : []),
       ...(opts.schema ? [`-c search_path=${opts.schema}`] : []),
       ...(ms ? [`-c statement_timeout=${ms}`] : []),
     ].join(' '),
+    ...(ms || session.statementTimeout === undefined
+      ? {}
+      : { statement_timeout: Number.parseInt(session.statementTimeout, 10) }),
     ...(ms ? { connectionTimeoutMillis: ms } : {}),
   });
   // An idle client that loses its connection emits 'error' on the pool; without a listener that

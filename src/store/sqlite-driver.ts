@@ -9,6 +9,12 @@
 // query can interleave with it. So a lone query needs no lock at all. Only a transaction holds the
 // connection across awaits; while one is open, queries from outside it wait in a FIFO queue and
 // run, in order, when it ends. Transactions wait for each other the same way.
+//
+// Query times are taken here rather than through Kysely's `log` option: Kysely wraps every
+// connection's executeQuery in an async function that awaits the logger twice, which cost as much
+// per query as the rest of the metrics together; here a query that waits for nothing is timed
+// without a promise of its own.
+import { performance } from 'node:perf_hooks';
 import type SQLite from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -16,6 +22,7 @@ import {
   type Dialect,
   type Driver,
   type Kysely,
+  type LogEvent,
   type QueryCompiler,
   type QueryResult,
   SqliteAdapter,
@@ -27,6 +34,9 @@ import {
 // to completion before anything else can use it. Bounded, since `IN` lists make one text per list
 // length: cleared when full.
 const STATEMENT_CACHE_SIZE = 1000;
+
+/** The most connections kept for reuse (src/store/sqlite-driver.ts `#idle`); more are made and dropped. */
+const MAX_IDLE_CONNECTIONS = 256;
 
 /** A prepared statement and, for a reader, how to turn one of its raw rows into an object. */
 interface Prepared {
@@ -48,9 +58,12 @@ const quoteName = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 class Connection implements DatabaseConnection {
   constructor(readonly driver: FastSqliteDriver) {}
+  /** in the driver's idle list: given back, not to be given back twice */
+  idle = false;
 
+  /** A query of Kysely's, timed (the driver's `onQuery`) from here to its result, waits included. */
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    return this.driver.execute<R>(this, compiled);
+    return this.driver.execute<R>(this, compiled, true);
   }
 
   // Rows are read in one go and handed out in chunks: an open iterator would keep the connection
@@ -70,11 +83,26 @@ export class FastSqliteDriver implements Driver {
   #waiting: (() => void)[] = [];
   #writes = 0;
   readonly #beforeWrite: (() => void) | undefined;
+  /**
+   * Connections given back, handed out again. A connection is only a name for whoever holds it (a
+   * transaction, or one query), but Kysely wraps each new one it sees (its query log, kept in a
+   * WeakSet): a new object per query cost that wrapping, and the weak entry's garbage, every time.
+   */
+  readonly #idle: Connection[] = [];
 
-  /** `beforeWrite` runs before every statement that may write, and may refuse it by throwing. */
-  constructor(db: SQLite.Database, beforeWrite?: () => void) {
+  readonly #onQuery: ((event: LogEvent) => void) | undefined;
+
+  /**
+   * `beforeWrite` runs before every statement that may write, and may refuse it by throwing.
+   * `onQuery` hears every query Kysely runs, with its time, as Kysely's `log` option would.
+   */
+  constructor(
+    db: SQLite.Database,
+    o: { beforeWrite?: (() => void) | undefined; onQuery?: (event: LogEvent) => void } = {},
+  ) {
     this.#db = db;
-    this.#beforeWrite = beforeWrite;
+    this.#beforeWrite = o.beforeWrite;
+    this.#onQuery = o.onQuery;
   }
 
   async init(): Promise<void> {}
@@ -88,7 +116,9 @@ export class FastSqliteDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new Connection(this);
+    const connection = this.#idle.pop() ?? new Connection(this);
+    connection.idle = false;
+    return connection;
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -111,15 +141,15 @@ export class FastSqliteDriver implements Driver {
   }
 
   async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    await this.execute(connection as Connection, CompiledQuery.raw(`savepoint ${quoteName(name)}`));
+    await this.execute(connection as Connection, CompiledQuery.raw(`savepoint ${quoteName(name)}`), false);
   }
 
   async rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    await this.execute(connection as Connection, CompiledQuery.raw(`rollback to ${quoteName(name)}`));
+    await this.execute(connection as Connection, CompiledQuery.raw(`rollback to ${quoteName(name)}`), false);
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
-    await this.execute(connection as Connection, CompiledQuery.raw(`release ${quoteName(name)}`));
+    await this.execute(connection as Connection, CompiledQuery.raw(`release ${quoteName(name)}`), false);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -129,6 +159,12 @@ export class FastSqliteDriver implements Driver {
       if (this.#db.inTransaction) this.#db.exec('rollback');
       this.#end();
     }
+    // As many as were ever held at once are kept: requests in flight, each between two awaits.
+    const given = connection as Connection;
+    if (!given.idle && this.#idle.length < MAX_IDLE_CONNECTIONS) {
+      given.idle = true;
+      this.#idle.push(given);
+    }
   }
 
   async destroy(): Promise<void> {
@@ -136,9 +172,48 @@ export class FastSqliteDriver implements Driver {
     this.#db.close();
   }
 
-  async execute<R>(connection: Connection, compiled: CompiledQuery): Promise<QueryResult<R>> {
+  /**
+   * Runs `compiled` once no other connection's transaction is open; `timed`: heard by `onQuery`
+   * (Kysely's queries; not the savepoints, as with Kysely's log).
+   */
+  execute<R>(connection: Connection, compiled: CompiledQuery, timed: boolean): Promise<QueryResult<R>> {
+    const started = timed && this.#onQuery ? performance.now() : undefined;
+    if (this.#holder !== undefined && this.#holder !== connection)
+      return this.#afterTurn(connection, compiled, started);
+    // Nothing to wait for: run now, with no async function between the caller and the result.
+    try {
+      const result = this.#run<R>(compiled);
+      if (started !== undefined) this.#heard('query', compiled, started);
+      return Promise.resolve(result);
+    } catch (error) {
+      if (started !== undefined) this.#heard('error', compiled, started, error);
+      return Promise.reject(error);
+    }
+  }
+
+  async #afterTurn<R>(
+    connection: Connection,
+    compiled: CompiledQuery,
+    started: number | undefined,
+  ): Promise<QueryResult<R>> {
     while (this.#holder !== undefined && this.#holder !== connection) await this.#turn();
-    return this.#run<R>(compiled);
+    try {
+      const result = this.#run<R>(compiled);
+      if (started !== undefined) this.#heard('query', compiled, started);
+      return result;
+    } catch (error) {
+      if (started !== undefined) this.#heard('error', compiled, started, error);
+      throw error;
+    }
+  }
+
+  #heard(level: 'query' | 'error', query: CompiledQuery, started: number, error?: unknown): void {
+    const queryDurationMillis = performance.now() - started;
+    (this.#onQuery as (event: LogEvent) => void)(
+      level === 'query'
+        ? { level, isStream: false, query, queryDurationMillis }
+        : { level, error, query, queryDurationMillis },
+    );
   }
 
   #run<R>(compiled: CompiledQuery): QueryResult<R> {

@@ -255,3 +255,70 @@ forEachStore('the development profile (the default)', (kind) => {
     );
   });
 });
+
+/** Runs `fn` with `vars` set in this process's environment (the in-process command line reads it). */
+async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(before))
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+  }
+}
+
+forEachStore("the server's environment and the other commands", (kind) => {
+  let from: TempStore;
+  let into: TempStore;
+  const dbOf = (t: TempStore) => cliDb({ url: t.url, ...(t.schema ? { schema: t.schema } : {}) });
+  before(async () => {
+    from = await tempStore(kind);
+    into = await tempStore(kind);
+  });
+  after(async () => {
+    await from?.drop();
+    await into?.drop();
+  });
+
+  // A host that sets HELIXD_PROFILE=production (and more) for the server runs the other commands
+  // in that same environment.
+  const SERVER_ENV = { HELIXD_PROFILE: 'production', HELIXD_PORT: 'not-a-port', HELIXD_LEGACY: 'maybe' };
+
+  it('production binds serve only: the other commands ask for what they use, not --secret or --public-url', async () => {
+    const db = dbOf(from);
+    const ok = async (args: string[], stdin = '') => {
+      const r = await helixd(args, stdin);
+      assert.equal(r.code, 0, `helixd ${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
+    await withEnv(SERVER_ENV, async () => {
+      await ok(['migrate', '--db', db]);
+      await ok(['seed', '--db', db, '--users', '10']);
+      assert.match((await ok(['token', '--db', db, '--app'])).stdout, /^\w{30}\n$/);
+      const created = JSON.parse(
+        (await ok(['client', 'create', '--db', db, '--name', 'x', '--json'])).stdout,
+      );
+      assert.match((await ok(['client', 'list', '--db', db])).stdout, new RegExp(created.client_id));
+      const exported = await ok(['export', '--db', db, '--kind', 'user', 'game']);
+      assert.ok(exported.stdout.split('\n').length > 10, 'users and games exported');
+      assert.match((await ok(['import', '-', '--db', dbOf(into)], exported.stdout)).stdout, /^imported /);
+
+      const serve = await helixd(['serve', '--db', db]);
+      assert.equal(serve.code, 1);
+      assert.match(
+        serve.stderr,
+        /the production profile needs HELIXD_SECRET \/ --secret .* and HELIXD_PUBLIC_URL/,
+      );
+    });
+  });
+
+  it('a command still checks the options it uses, from the environment too', async () => {
+    const r = await withEnv({ ...SERVER_ENV, HELIXD_APP_TOKEN_TTL: 'forever' }, () =>
+      helixd(['token', '--db', dbOf(from), '--app']),
+    );
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /HELIXD_APP_TOKEN_TTL \/ --app-token-ttl: "forever" is not a duration/);
+  });
+});

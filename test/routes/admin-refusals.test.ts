@@ -24,6 +24,8 @@ const user = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+const NOT_A_DAY = (kind: string) => new RegExp(`^path: ${kind} date: must be a day written YYYY-MM-DD$`);
+
 /** [method, url, body (undefined: none; a string: sent as is), status, message pattern] */
 type Case = [string, string, unknown, number, RegExp];
 
@@ -230,6 +232,48 @@ const CASES: Case[] = [
   ],
   ['POST', '/admin/users', user({ id: 900100 }), 400, /^body: user id: must be of type string$/],
   ['GET', '/admin/users/abc', undefined, 400, /^path: user id: must be a numeric id$/],
+  // a key in the path that no record can have: 400 naming the path's field and the rule, as for a
+  // body; a well-formed key that no record has: 404
+  ['GET', '/admin/game_days/990001/2026-13-45', undefined, 400, NOT_A_DAY('game_day')],
+  ['DELETE', '/admin/game_days/990001/yesterday', undefined, 400, NOT_A_DAY('game_day')],
+  [
+    'PUT',
+    '/admin/game_days/990001/2026-02-30',
+    { ...(world().at(-2)?.data as object), date: undefined },
+    400,
+    NOT_A_DAY('game_day'),
+  ],
+  ['PATCH', '/admin/extension_days/adminext0001/2026-6-1', { views: 5 }, 400, NOT_A_DAY('extension_day')],
+  [
+    'GET',
+    '/admin/extension_days/adminext0001/2017-12-31',
+    undefined,
+    400,
+    /^path: extension_day date: must not be before 2018-01-31/,
+  ],
+  [
+    'GET',
+    '/admin/extension_days/admin.ext/2026-06-01',
+    undefined,
+    400,
+    /^path: extension_day extension_client_id: must be 1 to 100 letters, digits, "-" or "_"$/,
+  ],
+  ['GET', '/admin/clips/no.such.clip', undefined, 400, /^path: clip id: must be 1 to 100 letters/],
+  ['DELETE', '/admin/tags/NOT-A-UUID', undefined, 400, /^path: tag tag_id: must be a UUID in lower case$/],
+  [
+    'GET',
+    '/admin/game_days/990001/2026-01-01',
+    undefined,
+    404,
+    /^path: game_day game_id\+date: no game_day has this key$/,
+  ],
+  [
+    'GET',
+    '/admin/extension_days/adminext0002/2026-06-01',
+    undefined,
+    404,
+    /^path: extension_day .*: no extension_day has this key$/,
+  ],
   // the rules of a kind: 400
   [
     'POST',
