@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The command: the compiled JavaScript in dist/, which `npm install` (and `npm ci`) build from src/
-// through the `prepare` script (`npm run build`: tsc with tsconfig.build.json). Nothing is compiled
-// at start-up. After changing the sources, `npm run build` again, or run them directly with
+// through the `prepare` script (`npm run build`: scripts/build.js, esbuild bundles). Nothing is
+// compiled at start-up. After changing the sources, `npm run build` again, or run them directly with
 // bin/helixd-dev.js (`npm run dev`).
 import { existsSync } from 'node:fs';
 

@@ -12,6 +12,7 @@ import { registerDocs } from './http/openapi.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
 import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
+import { lazySerializers } from './http/serializers.ts';
 import { Links } from './links.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: handleClientError,
     // A query string that breaks its operation's schema: the Helix message naming the parameter.
     schemaErrorFormatter: helixSchemaError,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   });
   // Every request schema is compiled with helixd's strict reading of query-string text.
   app.setValidatorCompiler(compileValidator);

@@ -44,9 +44,15 @@ export interface Prepared {
  * Migrates the store, seeds it on the first start (or loads the `--fixtures` world), deletes dead
  * tokens and codes, and resolves the signing secret. Once per start: under `--workers` the primary
  * does it before any worker exists. No deadline here: a large seed or fixture writes for as long as
- * it takes (the store requests use is opened with one).
+ * it takes (the store requests use is opened with one). `beforeClose` runs once all that is done,
+ * before this connection closes.
  */
-export async function prepareStore(config: Config, clock: Clock, print: Print): Promise<Prepared> {
+export async function prepareStore(
+  config: Config,
+  clock: Clock,
+  print: Print,
+  beforeClose?: () => void,
+): Promise<Prepared> {
   const store = openStore({ url: config.db });
   try {
     await migrateOrThrow(store);
@@ -63,7 +69,9 @@ export async function prepareStore(config: Config, clock: Clock, print: Print): 
     const now = nowSeconds(clock);
     await deleteDeadTokens(store.db, now);
     await deleteExpiredCodes(store.db, now);
-    return { secret: await resolveSecret(store, config.secret), fixture };
+    const secret = await resolveSecret(store, config.secret);
+    beforeClose?.();
+    return { secret, fixture };
   } finally {
     await store.close();
   }
@@ -108,9 +116,16 @@ export async function startServer(
 ): Promise<Running> {
   const config = await withConcretePort(requested);
   const clock = clockFor(config);
-  const prepared = worker?.prepared ?? (await prepareStore(config, clock, print));
-  // Requests get a deadline on every query.
-  const store = openStore({ url: config.db, queryTimeout: config.queryTimeout });
+  // Requests get a deadline on every query. The connection opens before the one that prepared the
+  // store closes: the last connection to a SQLite file to close copies the WAL into the file and
+  // syncs it (up to a tenth of a second of a start here), which the server's connection does later.
+  let serving: Store | undefined;
+  const open = () => {
+    serving = openStore({ url: config.db, queryTimeout: config.queryTimeout });
+  };
+  const prepared = worker?.prepared ?? (await prepareStore(config, clock, print, open));
+  if (!serving) open();
+  const store = serving as Store;
   try {
     const shutdown = new Shutdown();
     const app = await buildApp({

@@ -4,9 +4,9 @@
 //   is a dev dependency, absent from an install without them, and never loaded there;
 // - run beside the TypeScript sources (tests, `npm run dev`), it registers tsx first, as
 //   bin/helixd-dev.js does for the main thread, then loads worker.ts.
-// The module is found by its absolute URL, so that tsc (which rewrites relative `.ts` specifiers
-// into dist/) leaves the choice as written here. This file and the entries are plain JavaScript:
-// nothing runs before them to compile TypeScript. tsc copies them into dist/ (tsconfig.build.json).
+// The module is found by its absolute URL, so that the build (which bundles worker.ts into
+// worker.js) leaves the choice as written here. This file and the entries are plain JavaScript:
+// nothing runs before them to compile TypeScript; scripts/build.js copies them into dist/ as they are.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 

@@ -1,9 +1,15 @@
 // The OpenAPI 3.1 document at /openapi.json and the docs page at /docs, both generated from the
 // routes' own schemas (registerOperation's declarations): nothing here describes a parameter or a
 // field. The page is Swagger UI served from its npm package: no CDN is needed to read it.
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+//
+// Both are answered by a second Fastify app, the docs app (docs-app.ts), made on the first request
+// to either: @fastify/swagger and @fastify/swagger-ui with what they load (yaml, @fastify/static,
+// glob) were about a quarter of the code a start loads (bench/README.md, "Start-up"), for pages
+// few requests ask for. This app keeps the routes as they are added, which the docs app is given
+// to describe, and answers the docs' URLs with what the docs app answers.
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import type { Config } from '../config.ts';
 import { VERSION } from '../version.ts';
 import { DOCUMENTED_PREFIX, OPERATION_PREFIXES } from './operation.ts';
@@ -26,9 +32,23 @@ An operation's \`security\` lists the scopes it accepts (any one of them), and \
 whether an app access token is enough or a user access token is needed. Tokens come from the token
 service (\`/oauth2/*\`).`;
 
-/** Registers @fastify/swagger (before any route, so that it sees them all), /openapi.json and /docs. */
-export async function registerDocs(app: FastifyInstance, config: Config): Promise<void> {
-  await app.register(swagger, {
+/**
+ * The URLs @fastify/swagger-ui serves under DOCS_PATH: the page, its assets (@fastify/static's
+ * wildcard), and the document as JSON and YAML. Each is a route of this app, so that logs and
+ * metrics name the same route as when Swagger UI was registered here.
+ */
+const DOCS_ROUTES = [
+  '',
+  '/static/index.html',
+  '/static/swagger-initializer.js',
+  '/json',
+  '/yaml',
+  '/static/*',
+];
+
+/** @fastify/swagger's options: the document's frame and how a route's schema is shown. */
+function swaggerOptions(config: Config): SwaggerOptions {
+  return {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -89,10 +109,42 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
           : { body: form, consumes: ['application/x-www-form-urlencoded', 'application/json'] };
       return { schema: { ...rest, ...(tags ? { tags } : {}), ...body } as FastifySchema, url };
     },
-  });
-  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
-  await app.register(swaggerUi, {
-    routePrefix: DOCS_PATH,
-    uiConfig: { docExpansion: 'list', deepLinking: true },
+  };
+}
+
+const SWAGGER_UI_OPTIONS: FastifySwaggerUiOptions = {
+  routePrefix: DOCS_PATH,
+  uiConfig: { docExpansion: 'list', deepLinking: true },
+};
+
+/** Headers of the docs app's answer that belong to its own connection, not to the answer. */
+const HOP_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date', 'content-length']);
+
+/**
+ * Registers /openapi.json and the /docs routes, then (before any other route, so that it sees them
+ * all) keeps every route added, as @fastify/swagger's own hook does: HEAD routes are left out.
+ */
+export async function registerDocs(app: FastifyInstance, config: Config): Promise<void> {
+  const routes: RouteOptions[] = [];
+  let docsApp: Promise<FastifyInstance> | undefined;
+  const docs = () => {
+    docsApp ??= import('./docs-app.ts').then(({ buildDocsApp }) =>
+      buildDocsApp(routes, swaggerOptions(config), SWAGGER_UI_OPTIONS),
+    );
+    return docsApp;
+  };
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => (await docs()).swagger());
+  // A HEAD request gets the GET answer's headers (Fastify's HEAD route of each GET route).
+  const answer = async (req: FastifyRequest, reply: FastifyReply) => {
+    const res = await (await docs()).inject({ method: 'GET', url: req.url, headers: req.headers });
+    if (res.statusCode === 404) return reply.callNotFound();
+    for (const [name, value] of Object.entries(res.headers))
+      if (!HOP_HEADERS.has(name) && value !== undefined) reply.header(name, value);
+    // An answer without a body (a redirect, a 304) gets none here either, nor a type.
+    return reply.code(res.statusCode).send(res.rawPayload.length > 0 ? res.rawPayload : undefined);
+  };
+  for (const path of DOCS_ROUTES) app.get(DOCS_PATH + path, { schema: { hide: true } }, answer);
+  app.addHook('onRoute', (route) => {
+    if (route.method !== 'HEAD') routes.push(route);
   });
 }

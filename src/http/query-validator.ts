@@ -2,7 +2,7 @@
 // the strict reading of query-string text that production applies. A violation of these text rules
 // is a HelixError with its message; a violation of the schema goes to Fastify as Ajv's errors, and
 // Fastify's schemaErrorFormatter (helixSchemaError) turns them into the Helix message.
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaValidationError } from 'fastify';
 import { unstorableText } from '../store/text.ts';
 import { HelixError, validationMessage } from './errors.ts';
@@ -10,7 +10,11 @@ import { HelixError, validationMessage } from './errors.ts';
 // Query strings arrive as text, and a repeated parameter as an array: coerce "20" to 20 and a single
 // value to a one-element array where the schema wants a list; a list where the schema wants one
 // value stays a list and fails ("may be given only once").
-const ajv = new Ajv({ coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false });
+// Made, like each route's validator, when first needed: compiling every route's schema at start
+// was about a third of the CPU a start took (bench/README.md, "Start-up"), and most servers are
+// asked a few of the routes.
+let ajv: Ajv | undefined;
+const ajvOptions = { coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false } as const;
 
 // Ajv coerces any text JavaScript reads as a number ("1e1", "0x10", " 5", "10.0"); production
 // parses an integer parameter as decimal digits and refuses the rest, so helixd does too (a request
@@ -27,9 +31,17 @@ type Validator = ((data: unknown) => { value: unknown } | { error: Error } | fal
   errors?: ErrorObject[] | null;
 };
 
-/** Compiles a request schema (in practice a querystring) into Fastify's validator shape. */
+/**
+ * A request schema (in practice a querystring) in Fastify's validator shape; Ajv compiles it on the
+ * first request that needs it.
+ */
 export function compileValidator({ schema }: { schema: object }): Validator {
-  const validate = ajv.compile(schema);
+  let compiled: ValidateFunction | undefined;
+  const validate = (data: unknown) => {
+    ajv ??= new Ajv(ajvOptions);
+    compiled ??= ajv.compile(schema);
+    return compiled(data);
+  };
   const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
   const integers = Object.keys(properties).filter((k) => properties[k]?.type === 'integer');
   const booleans = Object.keys(properties).filter((k) => properties[k]?.type === 'boolean');
@@ -64,7 +76,7 @@ export function compileValidator({ schema }: { schema: object }): Validator {
       data[k] = b;
     }
     if (validate(data)) return { value: data };
-    fn.errors = validate.errors;
+    fn.errors = compiled?.errors;
     return false;
   };
   return fn;

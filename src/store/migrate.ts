@@ -35,6 +35,7 @@ export async function migrateToLatest(store: Store, target?: string): Promise<Mi
     store.dialect === 'postgres'
       ? (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s
       : undefined;
+  if (target === undefined && (await appliedAll(store, migrationTableSchema))) return { results: [] };
   const migrator = new Migrator({
     // biome-ignore lint/suspicious/noExplicitAny: the migrator works on any schema
     db: store.db as any,
@@ -52,6 +53,25 @@ export async function migrateToLatest(store: Store, target?: string): Promise<Mi
     if (!result.error || store.dialect !== 'postgres' || attempt === 3) return result;
     if (!['40P01', '3F000', '42P01', '42703'].includes(String(code))) return result;
     await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+  }
+}
+
+/**
+ * Whether the store has run exactly the migrations listed here: one query, where Kysely's migrator
+ * looks up every table of the database and takes its lock before it finds nothing to do (most of
+ * the store's part of a start). Any doubt (no migration table yet, a name it does not know, a
+ * failed query) leaves the answer to the migrator.
+ */
+async function appliedAll(store: Store, schema: string | undefined): Promise<boolean> {
+  const table = sql.table(schema ? `${schema}.kysely_migration` : 'kysely_migration');
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${table}`.execute(store.db);
+    // Sorted here, not in SQL: PostgreSQL's collation may order `004_` and `004b_` the other way.
+    const names = rows.map((r) => r.name).sort();
+    const known = Object.keys(migrations).sort();
+    return names.length === known.length && names.every((n, i) => n === known[i]);
+  } catch {
+    return false;
   }
 }
 

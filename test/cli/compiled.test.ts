@@ -88,6 +88,18 @@ describe('the compiled command (dist/), run without tsx', () => {
       const top = await fetch(`${served.url}/helix/games/top?first=5`, { headers });
       assert.equal(top.status, 200);
       assert.equal((await top.json()).data.length, 5);
+
+      // Swagger UI is bundled, its files copied beside the bundle (scripts/build.js): the page,
+      // a file it loads and the document it shows.
+      const page = await fetch(`${served.url}/docs`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /swagger-ui/);
+      const css = await fetch(`${served.url}/docs/static/swagger-ui.css`);
+      assert.equal(css.status, 200);
+      assert.match(css.headers.get('content-type') ?? '', /^text\/css/);
+      assert.ok((await css.text()).length > 10_000);
+      const spec = await fetch(`${served.url}/docs/json`);
+      assert.equal((await spec.json()).paths['/helix/games/top'].get.operationId, 'get-games-top');
     } finally {
       assert.equal(await stopProcess(served.child), 0);
     }
