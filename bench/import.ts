@@ -8,19 +8,25 @@
 // Per store: `helixd seed --users N` into a fresh store (timed: every table's rows), `helixd export`
 // of it (every kind, so that the import writes the same rows as the seed: like against like), then
 // `helixd import` of that file into another fresh store (timed). The three are the commands as an
-// operator runs them, run in this process through src/cli.ts (no process start in the figures).
+// operator runs them, compiled (dist/, which `npm run bench:import` builds first, as bin/helixd.js
+// runs it), run in this process (no process start in the figures). Both the seed and the import
+// run compiled, like against like: through tsx, each of their worker threads would compile the
+// sources again at its start, and tsx's wrappers cost the import's preparing about a tenth.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { runCaptured } from '../src/cli.ts';
+import type { runCaptured as RunCaptured } from '../src/cli.ts';
 import type { Summary } from '../src/io/progress.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(ROOT, 'dist', 'cli.js');
+if (!existsSync(CLI)) throw new Error('dist/ is not built: run `npm run build` (npm run bench:import does)');
+const { runCaptured } = (await import(pathToFileURL(CLI).href)) as { runCaptured: typeof RunCaptured };
 /** Data is generated relative to a fixed day, so that runs compare. */
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
 

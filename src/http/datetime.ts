@@ -40,7 +40,7 @@ const twoAt = (v: string, i: number) => digitAt(v, i) * 10 + digitAt(v, i + 1);
  * `YYYY-MM-DDTHH:MM:SSZ` from year 100 on, the form helixd itself writes, read by character codes
  * (an import reads millions); null for any other form, which the general reading takes.
  */
-function readCanonical(v: string): Rfc3339Parts | undefined | null {
+export function readCanonical(v: string): Rfc3339Parts | null {
   if (v.length !== 20 || v[4] !== '-' || v[7] !== '-' || v[13] !== ':' || v[16] !== ':') return null;
   if ((v[10] !== 'T' && v[10] !== 't') || (v[19] !== 'Z' && v[19] !== 'z')) return null;
   const year = twoAt(v, 0) * 100 + twoAt(v, 2);

@@ -45,11 +45,7 @@ export async function* readItems(input: Readable, kinds: readonly KindName[]): A
   };
   if (isEnvelopeLine(first)) {
     const names = new Set(kinds.map((k) => k.kind));
-    for await (const { lines, bytes } of all()) {
-      const items: RecordInput[] = [];
-      for (const l of lines) if (!isBlank(l)) items.push(envelopeItem(l, names));
-      yield { items, bytes };
-    }
+    for await (const { lines, bytes } of all()) yield { items: envelopeItems(lines, names), bytes };
     return;
   }
   // Lines of blank chunks before the document count, so that a parse error names the file's line.
@@ -63,13 +59,20 @@ export async function* readItems(input: Readable, kinds: readonly KindName[]): A
 }
 
 /** Whether a line is a whole JSON object with a `kind`: the first line of an NDJSON input. */
-function isEnvelopeLine(l: Line): boolean {
+export function isEnvelopeLine(l: Line): boolean {
   try {
     const v = JSON.parse(l.text);
     return typeof v === 'object' && v !== null && !Array.isArray(v) && 'kind' in v;
   } catch {
     return false;
   }
+}
+
+/** The records of NDJSON lines (blank lines hold none); a FormatError naming the first line that is not one. */
+export function envelopeItems(lines: readonly Line[], kinds: ReadonlySet<string>): RecordInput[] {
+  const items: RecordInput[] = [];
+  for (const l of lines) if (!isBlank(l)) items.push(envelopeItem(l, kinds));
+  return items;
 }
 
 function envelopeItem(l: Line, kinds: ReadonlySet<string>): RecordInput {
@@ -86,8 +89,16 @@ function envelopeItem(l: Line, kinds: ReadonlySet<string>): RecordInput {
   if (!kinds.has(kind))
     throw new FormatError(`${where}: kind: "${kind}" is not a record kind (one of ${list([...kinds])})`);
   if (data === undefined) throw new FormatError(`${where}: data: missing (${shape})`);
-  return { kind, data, where };
+  return { kind, data, where, line: l.line, storableText: storableLine(l.text) };
 }
+
+/**
+ * Whether no string or key parsed from this line can hold text no store can (src/store/text.ts):
+ * JSON writes a NUL or a lone surrogate only as a `\u` escape, or raw, and a raw NUL is not JSON.
+ * One look at the line instead of one at each of its strings (the write path looks when this is false).
+ */
+const storableLine = (text: string): boolean =>
+  !text.includes('\\u') && (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 function parseDocument(text: string): unknown {
   try {

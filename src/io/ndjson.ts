@@ -21,31 +21,55 @@ export interface Lines {
 }
 
 /**
+ * Cuts text that comes in chunks (bytes, decoded as UTF-8, or strings) into lines, however the
+ * chunks are cut, numbering them from `firstLine`.
+ */
+export class LineCutter {
+  // Decoded here rather than with setEncoding, which object-mode streams ignore.
+  readonly #decoder = new StringDecoder('utf8');
+  #line: number;
+  #rest = '';
+
+  constructor(firstLine = 1) {
+    this.#line = firstLine - 1;
+  }
+
+  #cut(text: string): Line {
+    this.#line++;
+    return { line: this.#line, text: text.endsWith('\r') ? text.slice(0, -1) : text };
+  }
+
+  /** The lines `chunk` completed. */
+  push(chunk: string | Uint8Array): Line[] {
+    const text = this.#rest + (typeof chunk === 'string' ? chunk : this.#decoder.write(chunk as Buffer));
+    const lines: Line[] = [];
+    let start = 0;
+    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+      lines.push(this.#cut(text.slice(start, end)));
+      start = end + 1;
+    }
+    this.#rest = text.slice(start);
+    return lines;
+  }
+
+  /** The last line, when the text does not end with a line end. */
+  end(): Line[] {
+    const rest = this.#rest + this.#decoder.end();
+    this.#rest = '';
+    return rest === '' ? [] : [this.#cut(rest)];
+  }
+}
+
+/**
  * The lines of a text stream, in order, however the stream cuts its chunks. They come a chunk at a
  * time: a million lines handed over one by one would spend more on the handing than on parsing.
  */
 export async function* readLines(input: Readable): AsyncGenerator<Lines> {
-  // Decoded here rather than with setEncoding, which object-mode streams ignore.
-  const decoder = new StringDecoder('utf8');
-  let line = 0;
-  let rest = '';
-  const cut = (text: string): Line => {
-    line++;
-    return { line, text: text.endsWith('\r') ? text.slice(0, -1) : text };
-  };
-  for await (const chunk of input as AsyncIterable<string | Buffer>) {
-    const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
-    const lines: Line[] = [];
-    let start = 0;
-    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
-      lines.push(cut(text.slice(start, end)));
-      start = end + 1;
-    }
-    rest = text.slice(start);
-    yield { lines, bytes: chunk.length };
-  }
-  rest += decoder.end();
-  if (rest !== '') yield { lines: [cut(rest)], bytes: 0 };
+  const cutter = new LineCutter();
+  for await (const chunk of input as AsyncIterable<string | Buffer>)
+    yield { lines: cutter.push(chunk), bytes: chunk.length };
+  const last = cutter.end();
+  if (last.length) yield { lines: last, bytes: 0 };
 }
 
 const NON_BLANK = /\S/;

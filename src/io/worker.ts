@@ -1,26 +1,60 @@
-// `helixd import` on two threads: a worker reads the input (NDJSON parsing, each record's shape and
-// rules, its row and the insert's JSON: more than half of an import's work) while the main thread
-// checks the chunk before against the store and writes it, as the seeder generates rows in a
-// worker (src/seed/worker.ts). The store is the main thread's alone, so whatever a record's
-// validity depends on beyond itself (keys, references) is still checked there, in order.
+// `helixd import` on several threads. The main thread reads the input and cuts it into pieces of
+// CHUNK lines, at line ends; preparing threads (workers) parse the pieces' lines and prepare their
+// records (each record's shape and rules, its row, the insert's JSON: more than half of an
+// import's work), several pieces at once, while the main thread writes the pieces before, in
+// order, as the seeder generates rows in a worker (src/seed/worker.ts). The store is the main
+// thread's alone, so whatever a record's validity depends on beyond itself (keys, references) is
+// still checked there, in order. A piece knows the number of its first line, so a refusal names
+// the line of the file, whichever thread found it; a refusal is thrown in its turn, after the
+// pieces before it are written, and the caller's transaction then leaves the store as it was.
 //
-// Protocol: the worker asks for input ('more', AHEAD times ahead), the main thread answers each
-// with the input's next chunk of bytes ('data') or 'end', in order; the worker sends each prepared chunk ('chunk') and waits for an
-// ack once WINDOW are unacknowledged, and ends with 'done' or with the first refusal ('error'),
-// sent in its turn after the chunks before it.
+// An input whose first line is not an NDJSON record is a fixture document, read whole: it is
+// prepared in the main thread (src/io/input.ts).
+//
+// Protocol: the main thread sends a worker pieces ('piece': its index, first line and text); the
+// worker answers each, in the order received, with its records prepared ('prepared') or the first
+// refusal in it ('refused').
+import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
 import { Readable as ReadableStream } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { RECORD_KINDS, RecordError } from '../records/index.ts';
-import { type Prepared, prepared } from './import.ts';
-import { readItems } from './input.ts';
-import { FormatError } from './ndjson.ts';
+import { prepareRuns, RECORD_KINDS, RecordError } from '../records/index.ts';
+import { CHUNK, type Prepared, prepared } from './import.ts';
+import { envelopeItems, isEnvelopeLine, readItems } from './input.ts';
+import { FormatError, isBlank, type Line, LineCutter } from './ndjson.ts';
 
-const WINDOW = 3;
-/** input chunks asked for ahead (64 KiB each from a file) */
-const AHEAD = 32;
+/** Pieces read and not yet written: how far preparing may run ahead of the store (memory: a few MB each). */
+const AHEAD = 24;
+/**
+ * Pieces sent to a worker and not yet answered. More than one: this thread sends pieces only
+ * between its statements, and a worker prepares a piece in less time than a long insert takes.
+ */
+const QUEUED = 4;
+/**
+ * Preparing threads. Two on two cores, beside the main thread: while the store writes a piece of
+ * rows that are quick to prepare, the workers wait for room (AHEAD); while it writes rows that are
+ * slow to prepare, the main thread would wait for one worker alone.
+ */
+const PREPARERS = Math.max(2, Math.min(availableParallelism(), 4));
+/**
+ * A preparing thread's young generation (V8's default is 16-32 MB): an import makes short-lived
+ * objects by the million (lines, parsed records, rows), and a larger nursery collects them in
+ * fewer, cheaper passes.
+ */
+const YOUNG_MB = 96;
 
-type ToWorker = { type: 'data'; chunk: Uint8Array | string } | { type: 'end' } | { type: 'ack' };
+type Chunk = string | Uint8Array;
+
+interface Piece {
+  type: 'piece';
+  index: number;
+  firstLine: number;
+  parts: Chunk[];
+  bytes: number;
+  /** the buffer of the piece's one part when the piece made it: moved to the worker, not copied */
+  own?: ArrayBuffer;
+}
 
 /** An error as it crosses threads: enough to throw the same error on the other side. */
 interface SentError {
@@ -29,11 +63,17 @@ interface SentError {
   record?: { status: 400 | 404 | 409; where: string; kind: string; field: string; rule: string };
 }
 
+/** A preparing thread, and the pieces sent to it that it has not answered. */
+interface Preparer {
+  worker: Worker;
+  /** its modules are loaded: until then, pieces wait here (where this thread may prepare them) */
+  ready: boolean;
+  pending: number;
+}
+
 type FromWorker =
-  | { type: 'more' }
-  | { type: 'chunk'; chunk: Prepared }
-  | { type: 'error'; error: SentError }
-  | { type: 'done' };
+  | { type: 'prepared'; index: number; chunk: Prepared }
+  | { type: 'refused'; index: number; error: SentError };
 
 function send(err: unknown): SentError {
   if (err instanceof RecordError)
@@ -60,93 +100,271 @@ function receive(e: SentError): Error {
   return e.type === 'FormatError' ? new FormatError(e.message) : new Error(e.message);
 }
 
-/** The prepared chunks of `input` (NDJSON or a fixture document), made in a worker thread. */
+const KIND_NAMES: ReadonlySet<string> = new Set(RECORD_KINDS.map((k) => k.kind));
+
+/** A piece's records, prepared: what a worker does with a piece. */
+function preparePiece(piece: Piece): Prepared {
+  const cutter = new LineCutter(piece.firstLine);
+  const lines: Line[] = [];
+  for (const part of piece.parts) for (const l of cutter.push(part)) lines.push(l);
+  for (const l of cutter.end()) lines.push(l);
+  const items = envelopeItems(lines, KIND_NAMES);
+  return { runs: prepareRuns(items), records: items.length, bytes: piece.bytes };
+}
+
+const asBuffer = (c: Uint8Array): Buffer =>
+  Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
+
+/**
+ * Where the `n`-th line end from `from` in `chunk` is (the offset after it), or else how many
+ * line ends there are from `from` on. A byte 0x0A is a line end in UTF-8 wherever it is: no other
+ * character's encoding holds one.
+ */
+function nthLineEnd(chunk: Chunk, from: number, n: number): { after: number; found: number } {
+  let found = 0;
+  if (typeof chunk === 'string') {
+    for (let i = chunk.indexOf('\n', from); i >= 0; i = chunk.indexOf('\n', i + 1))
+      if (++found === n) return { after: i + 1, found };
+  } else {
+    const b = asBuffer(chunk);
+    for (let i = b.indexOf(10, from); i >= 0; i = b.indexOf(10, i + 1))
+      if (++found === n) return { after: i + 1, found };
+  }
+  return { after: -1, found };
+}
+
+const slice = (c: Chunk, start: number, end?: number): Chunk =>
+  typeof c === 'string' ? c.slice(start, end) : c.subarray(start, end);
+
+/**
+ * Cuts chunks of input into pieces of `lines` lines (the last one shorter), in order. A piece's
+ * bytes are copied into one buffer of its own, which is moved to the worker, not copied again.
+ */
+class PieceCutter {
+  #parts: Chunk[] = [];
+  #lines = 0;
+  #firstLine = 1;
+  #index = 0;
+
+  constructor(private readonly lines: number) {}
+
+  /** The pieces `chunk` completed. */
+  push(chunk: Chunk): Piece[] {
+    const pieces: Piece[] = [];
+    let start = 0;
+    const length = chunk.length;
+    while (start < length) {
+      const { after, found } = nthLineEnd(chunk, start, this.lines - this.#lines);
+      if (after < 0) {
+        this.#parts.push(start === 0 ? chunk : slice(chunk, start));
+        this.#lines += found;
+        break;
+      }
+      this.#parts.push(slice(chunk, start, after));
+      this.#lines += found;
+      pieces.push(this.#take());
+      start = after;
+    }
+    return pieces;
+  }
+
+  /** The last piece, if any text is left. */
+  end(): Piece[] {
+    return this.#parts.length ? [this.#take()] : [];
+  }
+
+  #take(): Piece {
+    const parts = this.#parts;
+    let bytes = 0;
+    for (const p of parts) bytes += p.length;
+    const whole = parts.every((p) => typeof p !== 'string')
+      ? concat(parts as Uint8Array[], bytes)
+      : undefined;
+    const piece: Piece = {
+      type: 'piece',
+      index: this.#index++,
+      firstLine: this.#firstLine,
+      parts: whole ? [whole] : parts,
+      bytes,
+      ...(whole ? { own: whole.buffer as ArrayBuffer } : {}),
+    };
+    this.#firstLine += this.#lines;
+    this.#parts = [];
+    this.#lines = 0;
+    return piece;
+  }
+}
+
+/** The parts in one buffer with an ArrayBuffer of its own (a slice of a pool could not be moved). */
+function concat(parts: readonly Uint8Array[], bytes: number): Uint8Array {
+  const out = Buffer.allocUnsafeSlow(bytes);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/**
+ * The first non-blank line of the input and the chunks read to find it (undefined: the input
+ * holds only blank lines). Read by hand, since leaving a for-await loop early would close `input`.
+ */
+async function firstLine(
+  reader: AsyncIterator<Chunk>,
+): Promise<{ line: Line | undefined; head: Chunk[]; done: boolean }> {
+  const cutter = new LineCutter();
+  const head: Chunk[] = [];
+  for (;;) {
+    const r = await reader.next();
+    const lines = r.done ? cutter.end() : cutter.push(r.value);
+    if (!r.done) head.push(r.value);
+    const line = lines.find((l) => !isBlank(l));
+    if (line || r.done) return { line, head, done: r.done === true };
+  }
+}
+
+/** The prepared chunks of `input` (NDJSON or a fixture document), made in worker threads. */
 export async function* preparedInWorker(input: Readable): AsyncGenerator<Prepared> {
-  // No execArgv: the worker's entry registers tsx itself, whatever flags the main thread had.
-  const worker = new Worker(new URL('./worker-thread.js', import.meta.url), {
-    workerData: { helixdImport: true },
-    execArgv: [],
-  });
-  const reader = (input as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]();
-  const inbox: (FromWorker | { type: 'failed'; error: unknown })[] = [];
+  const reader = (input as AsyncIterable<Chunk>)[Symbol.asyncIterator]();
+  const { line, head, done } = await firstLine(reader);
+  if (!line) return;
+  if (!isEnvelopeLine(line)) {
+    // A fixture document: one JSON value, parsed whole, so nothing to share out.
+    const rest = async function* (): AsyncGenerator<Chunk> {
+      yield* head;
+      if (!done) for (let r = await reader.next(); !r.done; r = await reader.next()) yield r.value;
+    };
+    yield* prepared(readItems(ReadableStream.from(rest()), RECORD_KINDS));
+    return;
+  }
+
+  const workers: Preparer[] = [];
+  /** pieces cut and not yet sent to a worker, in order */
+  const queue: Piece[] = [];
+  const results = new Map<number, FromWorker>();
+  let failure: { error: unknown } | undefined;
   let wake: (() => void) | undefined;
-  const deliver = (m: FromWorker | { type: 'failed'; error: unknown }) => {
-    inbox.push(m);
+  const notify = () => {
     wake?.();
     wake = undefined;
   };
-  worker.on('message', (m: FromWorker) => {
-    if (m.type !== 'more') return deliver(m);
-    reader.next().then(
-      (r) =>
-        worker.postMessage((r.done ? { type: 'end' } : { type: 'data', chunk: r.value }) satisfies ToWorker),
-      (error) => deliver({ type: 'failed', error }),
-    );
-  });
-  worker.on('error', (error) => deliver({ type: 'failed', error }));
-  worker.on('exit', (code) =>
-    deliver({ type: 'failed', error: new Error(`the import worker exited with code ${code}`) }),
-  );
-  try {
+  const fail = (error: unknown) => {
+    failure ??= { error };
+    notify();
+  };
+  /** Queued pieces to the ready workers with room, the one with the fewest pending first. */
+  const dispatch = () => {
     for (;;) {
-      while (inbox.length === 0) await new Promise<void>((r) => (wake = r));
-      const m = inbox.shift() as FromWorker | { type: 'failed'; error: unknown };
-      if (m.type === 'chunk') {
-        worker.postMessage({ type: 'ack' } satisfies ToWorker);
-        yield m.chunk;
-      } else if (m.type === 'error') throw receive(m.error);
-      else if (m.type === 'failed') throw m.error;
-      else if (m.type === 'done') return;
+      const piece = queue[0];
+      let best: Preparer | undefined;
+      for (const p of workers)
+        if (p.ready && p.pending < QUEUED && (!best || p.pending < best.pending)) best = p;
+      if (!piece || !best) return;
+      queue.shift();
+      best.pending++;
+      best.worker.postMessage(piece, piece.own ? [piece.own] : []);
+    }
+  };
+  const start = () => {
+    const worker = new Worker(new URL('./worker-thread.js', import.meta.url), {
+      workerData: { helixdImport: true },
+      // No execArgv: the worker's entry registers tsx itself, whatever flags the main thread had.
+      execArgv: [],
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
+    });
+    const p: Preparer = { worker, ready: false, pending: 0 };
+    workers.push(p);
+    worker.on('message', (m: FromWorker | { type: 'ready' }) => {
+      if (m.type === 'ready') p.ready = true;
+      else {
+        p.pending--;
+        results.set(m.index, m);
+        notify();
+      }
+      dispatch();
+    });
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`an import worker exited with code ${code}`)));
+  };
+
+  // The reading side: pieces are cut while fewer than AHEAD are unwritten.
+  let cut = 0;
+  let written = 0;
+  let ended = false;
+  let stopped = false;
+  let room: (() => void) | undefined;
+  const pump = async () => {
+    const cutter = new PieceCutter(CHUNK);
+    const out = async (pieces: Piece[]) => {
+      for (const p of pieces) {
+        while (cut - written >= AHEAD && !stopped) await new Promise<void>((r) => (room = r));
+        if (stopped) return;
+        // The workers start with the second piece: a smaller input is prepared here.
+        if (cut === 1) for (let i = 0; i < PREPARERS; i++) start();
+        queue.push(p);
+        cut++;
+        dispatch();
+        notify();
+      }
+    };
+    for (const chunk of head) await out(cutter.push(chunk));
+    if (!done)
+      for (let r = await reader.next(); !r.done && !stopped; r = await reader.next())
+        await out(cutter.push(r.value));
+    await out(cutter.end());
+    ended = true;
+    notify();
+  };
+  pump().catch(fail);
+
+  try {
+    for (let k = 0; ; k++) {
+      // One turn of the event loop per piece: the store's statements run synchronously, and only
+      // between turns do reads complete and pieces go out, which keeps the workers fed.
+      await nextTurn();
+      while (!results.has(k) && !failure && !(ended && k >= cut)) {
+        // This thread would wait for a piece no worker has taken (the workers are starting, or
+        // hold as many pieces as they may): it prepares it itself.
+        if (queue[0]?.index === k) {
+          results.set(k, prepareMessage(queue.shift() as Piece));
+        } else await new Promise<void>((r) => (wake = r));
+      }
+      const m = results.get(k);
+      if (!m) {
+        if (failure) throw failure.error;
+        return;
+      }
+      results.delete(k);
+      written++;
+      room?.();
+      room = undefined;
+      if (m.type === 'refused') throw receive(m.error);
+      yield m.chunk;
     }
   } finally {
-    worker.removeAllListeners('exit');
-    await worker.terminate();
+    stopped = true;
+    room?.();
+    for (const p of workers) p.worker.removeAllListeners('exit');
+    await Promise.all(workers.map((p) => p.worker.terminate()));
   }
 }
 
-async function runInWorker(): Promise<void> {
+/** A piece prepared, or its first refusal, as a worker answers it. */
+function prepareMessage(piece: Piece): FromWorker {
+  try {
+    return { type: 'prepared', index: piece.index, chunk: preparePiece(piece) };
+  } catch (err) {
+    return { type: 'refused', index: piece.index, error: send(err) };
+  }
+}
+
+function runInWorker(): void {
   const port = parentPort;
   if (!port) return;
-  let unacked = 0;
-  let acked: (() => void) | undefined;
-  let received: ((m: ToWorker) => void) | undefined;
-  port.on('message', (m: ToWorker) => {
-    if (m.type === 'ack') {
-      unacked--;
-      acked?.();
-      acked = undefined;
-    } else received?.(m);
-  });
-  // Input is asked for AHEAD chunks ahead: the main thread answers between its statements, and
-  // a synchronous SQLite insert can take a tenth of a second, which must not leave this thread idle.
-  const inputs: ToWorker[] = [];
-  let arrived: (() => void) | undefined;
-  received = (m) => {
-    inputs.push(m);
-    arrived?.();
-    arrived = undefined;
-  };
-  const fromMain = async function* (): AsyncGenerator<Uint8Array | string> {
-    for (let i = 0; i < AHEAD; i++) port.postMessage({ type: 'more' } satisfies FromWorker);
-    for (;;) {
-      while (inputs.length === 0) await new Promise<void>((r) => (arrived = r));
-      const m = inputs.shift() as ToWorker;
-      if (m.type !== 'data') return;
-      port.postMessage({ type: 'more' } satisfies FromWorker);
-      yield m.chunk;
-    }
-  };
-  try {
-    for await (const chunk of prepared(readItems(ReadableStream.from(fromMain()), RECORD_KINDS))) {
-      while (unacked >= WINDOW) await new Promise<void>((r) => (acked = r));
-      unacked++;
-      port.postMessage({ type: 'chunk', chunk } satisfies FromWorker);
-    }
-    port.postMessage({ type: 'done' } satisfies FromWorker);
-  } catch (err) {
-    port.postMessage({ type: 'error', error: send(err) } satisfies FromWorker);
-  }
+  port.on('message', (piece: Piece) => port.postMessage(prepareMessage(piece)));
+  port.postMessage({ type: 'ready' });
 }
 
 if (!isMainThread && (workerData as { helixdImport?: unknown } | undefined)?.helixdImport !== undefined)
-  await runInWorker();
+  runInWorker();

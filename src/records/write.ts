@@ -31,6 +31,13 @@ export interface RecordInput {
   data: unknown;
   /** how an error names the record: 'line 12', 'body[3]' */
   where: string;
+  /** the record's line in an NDJSON input (its `where` is then `line <line>`) */
+  line?: number;
+  /**
+   * set by a reader that checked the text `data` was parsed from (src/io/input.ts): no string or
+   * key in it can hold what no store can (src/store/text.ts), so the write path need not look
+   */
+  storableText?: boolean;
 }
 
 export type WriteMode = 'create' | 'replace' | 'upsert';
@@ -61,8 +68,6 @@ export class RecordError extends HelixError {
     super(status, `${where}: ${kind} ${field}: ${rule}`);
   }
 }
-
-const checkers = new Map(RECORD_KINDS.map((k) => [k.kind, Compile(k.schema)]));
 
 interface ShapeError {
   keyword: string;
@@ -131,41 +136,85 @@ export interface PreparedRecord {
   key: KeyValue[];
 }
 
+/** What checking a record of a kind needs, made once per kind rather than once per record. */
+interface KindCheck {
+  kind: RecordKind;
+  checker: ReturnType<typeof Compile>;
+  /** the record's fields (the schema's properties) */
+  fields: ReadonlySet<string>;
+  derived: ReadonlySet<string>;
+}
+
+const kindChecks = new Map<string, KindCheck>(
+  RECORD_KINDS.map((k) => [
+    k.kind,
+    {
+      kind: k,
+      checker: Compile(k.schema),
+      fields: new Set(Object.keys(k.schema.properties)),
+      derived: new Set(k.derived),
+    },
+  ]),
+);
+
+/** The refusal of `input`'s field (a plain function: closures made per record cost an import). */
+const refusal = (
+  input: RecordInput,
+  kind: string,
+  field: string,
+  rule: string,
+  status: 400 | 404 | 409 = 400,
+) => new RecordError(status, input.where, kind, field, rule);
+
+/** The first field of `data` that is not one of its kind's, refused; undefined when all are. */
+function strayField(input: RecordInput, check: KindCheck, data: object): RecordError | undefined {
+  for (const f in data) {
+    if (check.fields.has(f) && !check.derived.has(f)) continue;
+    if (check.derived.has(f))
+      return refusal(input, check.kind.kind, f, 'is derived by the server: leave it out');
+    return refusal(input, check.kind.kind, f, `is not a field of a ${check.kind.kind} record`);
+  }
+  return undefined;
+}
+
 /** Checks one record's shape and rules (not the store): its row, or a 400 naming the field. */
 export function prepareRecord(input: RecordInput): PreparedRecord {
-  const kind = recordKind(input.kind);
-  const fail = (field: string, rule: string, status: 400 | 404 | 409 = 400) =>
-    new RecordError(status, input.where, kind?.kind ?? 'record', field, rule);
-  if (!kind)
-    throw fail(
+  const check = kindChecks.get(input.kind);
+  if (!check)
+    throw refusal(
+      input,
+      'record',
       'kind',
       `must be one of ${RECORD_KINDS.map((k) => k.kind).join(', ')}: ${JSON.stringify(input.kind)} is not`,
     );
+  const { kind, checker } = check;
   const data = input.data;
   if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw fail('data', 'must be a JSON object');
-  for (const f of Object.keys(data)) {
-    if (kind.derived.includes(f)) throw fail(f, 'is derived by the server: leave it out');
-    if (!(f in kind.schema.properties)) throw fail(f, `is not a field of a ${kind.kind} record`);
-  }
-  const checker = checkers.get(kind.kind);
-  if (checker && !checker.Check(data)) {
+    throw refusal(input, kind.kind, 'data', 'must be a JSON object');
+  const stray = strayField(input, check, data);
+  if (stray) throw stray;
+  if (!checker.Check(data)) {
     const first = checker.Errors(data)[0] as ShapeError | undefined;
     const { field, rule } = first ? ruleOf(first) : { field: 'data', rule: 'is malformed' };
-    throw fail(field || 'data', rule);
+    throw refusal(input, kind.kind, field || 'data', rule);
   }
-  // After the shape check, which bounds the depth: any string (or key) no store can hold.
-  const unstorable = findUnstorable(data);
-  if (unstorable) throw fail(fieldName(unstorable.path), unstorable.rule);
+  // After the shape check, which bounds the depth: any string (or key) no store can hold, unless
+  // the reader vouches for the text the record was parsed from.
+  if (!input.storableText) {
+    const unstorable = findUnstorable(data);
+    if (unstorable) throw refusal(input, kind.kind, fieldName(unstorable.path), unstorable.rule);
+  }
   let row: Row;
   try {
     // No copy: toRow only reads the record (RecordKind.toRow), so the caller's object stays as given.
     row = kind.toRow(data as never);
   } catch (err) {
-    if (err instanceof FieldRule) throw fail(err.field, err.rule, err.status);
+    if (err instanceof FieldRule) throw refusal(input, kind.kind, err.field, err.rule, err.status);
     throw err;
   }
-  return { input, kind, row, key: kind.keyColumns.map((c) => row[c] as KeyValue) };
+  const key: KeyValue[] = [];
+  for (const c of kind.keyColumns) key.push(row[c] as KeyValue);
+  return { input, kind, row, key };
 }
 
 const keyField = (kind: RecordKind) => kind.key.join('+');
@@ -173,13 +222,16 @@ const keyField = (kind: RecordKind) => kind.key.join('+');
 /**
  * Records of one kind, checked and turned into rows, ready for the store's checks and insert: plain
  * data, so that an import prepares them in a worker thread while this one writes (src/io/worker.ts).
- * Per record i: `wheres[i]`, `keys[i]`, `unique[u][i]` for each of the kind's unique columns,
- * `refs[f][i]` for each of its references (null: names none).
+ * Per record i: `wheres[i]` (see `whereOf`), `keyCols[c][i]` for each of the kind's key columns,
+ * `unique[u][i]` for each of its unique columns, `refs[f][i]` for each of its references (null:
+ * names none). Column by column, with numbers for lines: an import hands a worker's runs to the
+ * main thread, where each object of the message costs time to rebuild and collect.
  */
 export interface PreparedRun {
   kind: string;
-  wheres: string[];
-  keys: KeyValue[][];
+  /** how errors name the records: each record's `where`, or the number of its NDJSON line */
+  wheres: string[] | Float64Array;
+  keyCols: KeyValue[][];
   unique: KeyValue[][];
   refs: (KeyValue | null)[][];
   columns: string[];
@@ -187,21 +239,42 @@ export interface PreparedRun {
   json: string;
 }
 
+/** How an error names record `i` of `run`. */
+const whereOf = (run: PreparedRun, i: number): string => {
+  const w = run.wheres[i];
+  return typeof w === 'number' ? `line ${w}` : (w as string);
+};
+
+/** The key of record `i` of `run` (values of the kind's keyColumns). */
+const keyOf = (run: PreparedRun, i: number): KeyValue[] => run.keyCols.map((c) => c[i] as KeyValue);
+
 /** Items written per statement: runs of one kind are cut to this size. */
 const RUN_SIZE = 5000;
 
 function toRun(records: readonly PreparedRecord[]): PreparedRun {
-  const kind = (records[0] as PreparedRecord).kind;
-  const insertOnly = kind.insertOnly ?? {};
-  const extra = Object.values(insertOnly);
+  const first = records[0] as PreparedRecord;
+  const kind = first.kind;
+  const extra = Object.values(kind.insertOnly ?? {});
+  const n = records.length;
+  const byLine = records.every((r) => r.input.line !== undefined);
+  const wheres = byLine ? new Float64Array(n) : new Array<string>(n);
+  const values: unknown[][] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = records[i] as PreparedRecord;
+    wheres[i] = (byLine ? r.input.line : r.input.where) as never;
+    const v: unknown[] = Object.values(r.row);
+    for (const x of extra) v.push(x);
+    values[i] = v;
+  }
+  const column = (c: string) => records.map((r) => r.row[c] as KeyValue);
   return {
     kind: kind.kind,
-    wheres: records.map((r) => r.input.where),
-    keys: records.map((r) => r.key),
-    unique: kind.unique.map((u) => records.map((r) => r.row[u.column] as KeyValue)),
-    refs: kind.refs.map((ref) => records.map((r) => r.row[ref.column] as KeyValue | null)),
-    columns: [...Object.keys((records[0] as PreparedRecord).row), ...Object.keys(insertOnly)],
-    json: JSON.stringify(records.map((r) => [...Object.values(r.row), ...extra])),
+    wheres,
+    keyCols: kind.keyColumns.map(column),
+    unique: kind.unique.map((u) => column(u.column)),
+    refs: kind.refs.map((ref) => column(ref.column)),
+    columns: [...Object.keys(first.row), ...Object.keys(kind.insertOnly ?? {})],
+    json: JSON.stringify(values),
   };
 }
 
@@ -247,20 +320,21 @@ async function checkKeys(
   dialect: Dialect,
 ): Promise<void> {
   const refuse = (i: number, status: 404 | 409, field: string, rule: string) =>
-    new RecordError(status, run.wheres[i] as string, kind.kind, field, rule);
-  const keyValues = (i: number) => (run.keys[i] as KeyValue[]).map((v) => String(v)).join(', ');
+    new RecordError(status, whereOf(run, i), kind.kind, field, rule);
+  const keys = Array.from({ length: run.wheres.length }, (_, i) => keyOf(run, i));
+  const keyValues = (i: number) => (keys[i] as KeyValue[]).map((v) => String(v)).join(', ');
 
   const seen = new Map<string, number>();
-  run.keys.forEach((key, i) => {
+  keys.forEach((key, i) => {
     const k = keyText(key);
     const earlier = seen.get(k);
     if (earlier !== undefined)
-      throw refuse(i, 409, keyField(kind), `repeats the key of ${run.wheres[earlier]} (${keyValues(i)})`);
+      throw refuse(i, 409, keyField(kind), `repeats the key of ${whereOf(run, earlier)} (${keyValues(i)})`);
     seen.set(k, i);
   });
 
-  const existing = await existingKeys(trx, dialect, kind.table, kind.keyColumns, run.keys);
-  run.keys.forEach((key, i) => {
+  const existing = await existingKeys(trx, dialect, kind.table, kind.keyColumns, keys);
+  keys.forEach((key, i) => {
     const exists = existing.has(keyText(key));
     if (mode === 'create' && exists)
       throw refuse(i, 409, keyField(kind), `a ${kind.kind} with this key (${keyValues(i)}) already exists`);
@@ -275,14 +349,14 @@ async function checkKeys(
       const v = String(value);
       const other = holders.get(v);
       if (other !== undefined)
-        throw refuse(i, 409, unique.field, `repeats the ${unique.field} of ${run.wheres[other]} (${v})`);
+        throw refuse(i, 409, unique.field, `repeats the ${unique.field} of ${whereOf(run, other)} (${v})`);
       holders.set(v, i);
     });
     const taken = await rowsWhereIn(trx, dialect, kind.table, unique.column, values, kind.keyColumns);
     for (const row of taken) {
       const i = holders.get(String(row[unique.column])) as number;
       const holderKey = kind.keyColumns.map((c) => row[c]);
-      if (keyText(holderKey) !== keyText(run.keys[i] as KeyValue[]))
+      if (keyText(holderKey) !== keyText(keys[i] as KeyValue[]))
         throw refuse(
           i,
           409,
@@ -313,15 +387,18 @@ async function checkRefs(
         (await rowsWhereIn(trx, dialect, target.table, col, values, [])).map((row) => row[col]),
       );
     }
-    for (const [i, v] of named.entries())
+    // A plain loop: an import checks millions of references here, in the thread that writes.
+    for (let i = 0; i < named.length; i++) {
+      const v = named[i] as KeyValue | null;
       if (v !== null && !found.has(v))
         throw new RecordError(
           404,
-          run.wheres[i] as string,
+          whereOf(run, i),
           kind.kind,
           ref.field,
           `names no ${target.kind} (${v}): ${target.plural} must exist before the records that name them`,
         );
+    }
   }
 }
 
@@ -361,14 +438,14 @@ async function writeRun(
     // Another writer took a key or a unique value between the checks above and the insert.
     throw new RecordError(
       409,
-      run.wheres[0] as string,
+      whereOf(run, 0),
       kind.kind,
       keyField(kind),
       'conflicts with a record written at the same time: try again',
     );
   }
   const keys = imported?.of(kind.kind);
-  if (keys) for (const key of run.keys) keys.add(key[0] as KeyValue);
+  if (keys) for (const key of run.keyCols[0] as KeyValue[]) keys.add(key);
 }
 
 /**

@@ -3,58 +3,23 @@
 // refused anywhere (first, middle or last chunk) names its line and field and leaves the store
 // byte-identical.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli.ts';
 import { CHUNK } from '../../src/io/import.ts';
 import { RECORD_KINDS, type RecordKind, recordKind } from '../../src/records/index.ts';
-import {
-  cliDb,
-  forEachStore,
-  helixd,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-  tempStore,
-} from '../helpers.ts';
+import { cliDb, forEachStore, helixd, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { ioWorkspace, type Line, lines, ndjson } from './io-helpers.ts';
 
-interface Line {
-  kind: string;
-  data: Record<string, unknown>;
-}
-const lines = (ndjson: string): Line[] =>
-  ndjson
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l));
 const recordKindOf = (l: Line) => recordKind(l.kind) as RecordKind;
-const ndjson = (ls: readonly Line[]) => ls.map((l) => `${JSON.stringify(l)}\n`).join('');
 
 forEachStore('helixd import and helixd export (command line)', (kind: StoreKind) => {
   let t: TestApp;
   let source: string;
   let exported: string;
-  const dir = mkdtempSync(join(tmpdir(), 'helixd-io-'));
-  const file = (name: string, text: string) => {
-    const path = join(dir, name);
-    writeFileSync(path, text);
-    return path;
-  };
-  /** A fresh, empty, migrated store and its --db value; dropped after the run. */
-  const empties: (() => Promise<void>)[] = [];
-  const emptyStore = async () => {
-    const s = await tempStore(kind);
-    empties.push(() => s.drop());
-    return cliDb({ url: s.url, ...(s.schema ? { schema: s.schema } : {}) });
-  };
-  const exportOf = async (db: string, ...more: string[]) => {
-    const r = await helixd(['export', '--db', db, ...more]);
-    assert.equal(r.code, 0, r.stderr);
-    return r.stdout;
-  };
+  const { dir, file, emptyStore, exportOf, close } = ioWorkspace(kind);
 
   before(async () => {
     t = await startTestApp(kind, { users: 20 });
@@ -63,8 +28,7 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
   });
   after(async () => {
     await t.close();
-    for (const drop of empties) await drop();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
   });
 
   describe('round trips', () => {
