@@ -18,6 +18,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,5 +119,29 @@ describe('the compiled command (dist/), run without tsx', () => {
     assert.equal(JSON.parse(stdout).records.user, SEED_WORKER_USERS);
     const again = await helixd('export', '--db', imported, '--kind', 'user');
     assert.equal(again.stdout, readFileSync(file, 'utf8'));
+  });
+
+  it('import of a file of many pieces names the line of an error far into it, and imports nothing', async () => {
+    // Users then their follows (~15 per user): about 30 pieces of 5,000 lines (src/io/worker.ts),
+    // most of them prepared by the worker threads, which compiled start in well under a piece's time.
+    const seeded = join(dir, 'seeded.db');
+    const file = join(dir, 'users-follows.ndjson');
+    await helixd('export', '--db', seeded, '--kind', 'user', 'follow', '--out', file);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const bad = lines.length - 1_000; // a follow, in one of the last pieces
+    const record = JSON.parse(lines[bad - 1] ?? '') as { kind: string; data: Record<string, unknown> };
+    assert.equal(record.kind, 'follow');
+    record.data.followed_at = '2026-13-01T00:00:00Z';
+    lines[bad - 1] = JSON.stringify(record);
+    const broken = join(dir, 'broken.ndjson');
+    writeFileSync(broken, lines.join('\n'));
+
+    const into = join(dir, 'refused.db');
+    await assert.rejects(helixd('import', broken, '--db', into), (error: { stderr: string }) => {
+      assert.match(error.stderr, new RegExp(`line ${bad}: follow followed_at: .*\\(nothing was imported\\)`));
+      return true;
+    });
+    const left = await helixd('export', '--db', into);
+    assert.equal(left.stdout, '');
   });
 });
