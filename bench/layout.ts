@@ -271,6 +271,14 @@ function buildSqliteCandidates(
     conn.transaction(fn)();
     seconds[name] = done();
   };
+  // a0: the row table with the listing indexes of migration 003 (selector, view_count, id,
+  // created_at), as the store was before 010 made them covering: today's `a` is 010's layout.
+  timed('a0', () => {
+    conn.exec(`create table lay_a0_clips as select * from clips where 0`);
+    conn.exec(`insert into lay_a0_clips select * from clips order by rowid`);
+    for (const s of SELECTORS)
+      conn.exec(`create index lay_a0_${short(s)} on lay_a0_clips (${s}, view_count, id, created_at)`);
+  });
   // b: the row table as it is, with one covering index per listing: the listing's key, then every
   // other column the page needs (SQLite has no INCLUDE: they are trailing key columns).
   timed('b', () => {
@@ -338,6 +346,7 @@ function sizes(conn: SQLite.Database): Map<string, number> {
 // What one page costs, candidate by candidate: each returns the page's body (or its rows).
 
 interface LayoutTables {
+  lay_a0_clips: ClipsTable;
   lay_b_clips: ClipsTable;
   lay_c_game: ClipsTable;
   lay_c_broadcaster: ClipsTable;
@@ -443,6 +452,10 @@ function sqliteUnits(store: Store, conn: SQLite.Database, ctx: AppContext, selec
   const body = (data: string, pagination: unknown) =>
     `{"data":${data},"pagination":${JSON.stringify(pagination)}}`;
 
+  const readA0 = (value: number, first: number) =>
+    keysetPage(db.selectFrom('lay_a0_clips').selectAll().where(selector, '=', value), CLIPS_ORDER, 'desc', {
+      first,
+    });
   const readB = (value: number, first: number) =>
     keysetPage(db.selectFrom('lay_b_clips').selectAll().where(selector, '=', value), CLIPS_ORDER, 'desc', {
       first,
@@ -626,6 +639,8 @@ function sqliteUnits(store: Store, conn: SQLite.Database, ctx: AppContext, selec
       what: "step: the route's serializer over the page",
       run: step((k) => route.serialize(k.answer)),
     },
+    { name: 'a0', what: "migration 003's index (before 010), mapped as the route maps", run: mapped(readA0) },
+    { name: 'a0.store', what: "003's index: keysetPage through Kysely", run: (v) => readA0(v, FIRST) },
     { name: 'b', what: 'covering index, mapped as the route maps', run: mapped(readB) },
     { name: 'b.store', what: 'covering index: keysetPage through Kysely', run: (v) => readB(v, FIRST) },
     { name: 'b.sql', what: 'covering index: bare SQL', run: bare(listing('lay_b_clips')) },
@@ -743,7 +758,7 @@ function printFigures(title: string, figs: Figure[]): void {
       `  ${f.name.padEnd(9)}${f0(f.cpu).padStart(8)}${`${f0(f.min)}-${f0(f.max)}`.padStart(12)}${f0(f.wall).padStart(9)}${server ? f0(f.server).padStart(11) : ''}  ${f.what}`,
     );
   const by = new Map(figs.map((f) => [f.name, f]));
-  for (const c of ['a', 'b', 'c', 'd']) {
+  for (const c of ['a', 'a0', 'b', 'c', 'd']) {
     const whole = by.get(c);
     const store = by.get(`${c}.store`);
     if (!whole || !store) continue;
@@ -789,6 +804,8 @@ async function measureSqlite(seeded: string): Promise<SqliteResult> {
     'a: clips table + its id index': (size.get('clips') ?? 0) + (size.get('sqlite_autoindex_clips_1') ?? 0),
     'a: clips_game_views': size.get('clips_game_views') ?? 0,
     'a: clips_broadcaster_views': size.get('clips_broadcaster_views') ?? 0,
+    'a0: lay_a0_game (003)': size.get('lay_a0_game') ?? 0,
+    'a0: lay_a0_broadcaster (003)': size.get('lay_a0_broadcaster') ?? 0,
     'b: lay_b_game (covering index)': size.get('lay_b_game') ?? 0,
     'b: lay_b_broadcaster (covering index)': size.get('lay_b_broadcaster') ?? 0,
   };
@@ -823,7 +840,13 @@ async function measureSqlite(seeded: string): Promise<SqliteResult> {
         size += b.length;
         rows += (JSON.parse(b) as { data: unknown[] }).data.length;
       }
-      for (const t of ['clips', 'lay_b_clips', `lay_c_${short(selector)}`, `lay_d_${short(selector)}`]) {
+      for (const t of [
+        'clips',
+        'lay_a0_clips',
+        'lay_b_clips',
+        `lay_c_${short(selector)}`,
+        `lay_d_${short(selector)}`,
+      ]) {
         const q = `select * from ${t} where ${selector} = ? order by view_count desc, id desc limit ${FIRST + 1}`;
         plans[`${short(selector)} ${t}`] = (
           conn.prepare(`explain query plan ${q}`).all(1) as { detail: string }[]
@@ -1140,7 +1163,7 @@ async function measurePg(seeded: string): Promise<PgResult> {
           .rows[0].k,
       );
       const buffers: Record<string, string> = {};
-      for (const t of ['clips', 'lay_b_clips', 'lay_c_clips']) {
+      for (const t of ['clips', 'lay_a0_clips', 'lay_b_clips', 'lay_c_clips']) {
         const plan = (
           await admin.query(
             `explain (analyze, buffers, costs off, timing off, summary off) select * from ${t} where ${selector} = $1 order by view_count desc, id desc limit ${FIRST + 1}`,
