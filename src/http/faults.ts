@@ -1,0 +1,162 @@
+// Faults on demand, so that a client's tests meet production's failures before production serves
+// them: a 429 in the middle of a paging loop, a 503, a slow answer, a connection dropped. Two ways
+// to ask (their syntax: fault-rules.ts):
+// - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`);
+// - `--faults` at start, rules drawn for each request from a PRNG seeded with `--fault-seed`, so
+//   that the same seed and the same sequence of requests inject the same faults (a failing test can
+//   be replayed). A request with the header gets the header's faults (its draws are still made, so
+//   that the requests after it draw as they would have).
+// Only in the development profile: production refuses --faults at start (config.ts) and ignores the
+// header, as production ignores any header it does not know. Only the operations and the token
+// service fail: the probes, /metrics and the admin API must keep telling the truth about the server.
+// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers, the
+// Helix body of a dependency that cannot serve; every fault is counted in /metrics and named in the
+// request's log line.
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { Random } from '../seed/random.ts';
+import { badRequest, HelixError, UNAVAILABLE_MESSAGE } from './errors.ts';
+import {
+  describePlan,
+  FAULT_HEADER,
+  FAULT_STATUSES,
+  type FaultPlan,
+  type FaultStatus,
+  FaultSyntaxError,
+  parseFaultHeader,
+} from './fault-rules.ts';
+import type { AppMetrics } from './metrics.ts';
+import { OPERATION_PREFIXES } from './operation.ts';
+import { RATE_LIMIT_WINDOW_MS, rateLimitHeaders, rateLimitRefusal } from './ratelimit.ts';
+
+/** The routes faults apply to: the operations and the token service (src/routes/oauth.ts). */
+const FAULTABLE_PREFIXES = [...OPERATION_PREFIXES, '/oauth2', '/auth'].map((p) => `${p}/`);
+
+/** Production's bucket size: what an injected 429 names when helixd's own limits are off. */
+const PRODUCTION_POINTS = 800;
+
+type Source = 'header' | 'rules';
+const SOURCES: readonly Source[] = ['header', 'rules'];
+const KINDS = [...FAULT_STATUSES.map(String), 'latency', 'reset'];
+
+/** What was injected into a request, for its log line (logging.ts). */
+export interface InjectedFault {
+  injectedFault: string;
+  faultSource: Source;
+}
+const injected = new WeakMap<FastifyRequest, InjectedFault>();
+
+/** The fault injected into `req`, if any: the fields its log line gets. */
+export const injectedFault = (req: FastifyRequest): InjectedFault | undefined => injected.get(req);
+
+const HEADER_NAME = FAULT_HEADER.toLowerCase();
+
+export class FaultInjector {
+  readonly #random: Random | undefined;
+  /** the seed of the draws (logged at start when there are rules), else undefined */
+  readonly seed: number | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly metrics: AppMetrics,
+  ) {
+    if (config.faults.length) {
+      this.seed = config.faultSeed ?? randomInt(2 ** 31 - 1);
+      this.#random = new Random(this.seed, 'faults');
+    }
+    if (this.enabled)
+      for (const kind of KINDS) for (const source of SOURCES) metrics.faultInjected(kind, source, 0);
+  }
+
+  /** faults exist only outside production */
+  get enabled(): boolean {
+    return this.config.profile !== 'production';
+  }
+
+  /** The faults of `--faults` for the next request: one draw per rule, whatever the outcome. */
+  #draw(): FaultPlan | undefined {
+    if (!this.#random) return undefined;
+    const plan: FaultPlan = {};
+    for (const rule of this.config.faults) {
+      const hit = this.#random.next() * 100 < rule.percent;
+      if (!hit) continue;
+      const { latencyMs, status, reset } = rule.fault;
+      if (latencyMs !== undefined && plan.latencyMs === undefined) plan.latencyMs = latencyMs;
+      if ((status !== undefined || reset) && plan.status === undefined && !plan.reset)
+        Object.assign(plan, status !== undefined ? { status } : { reset });
+    }
+    return Object.keys(plan).length ? plan : undefined;
+  }
+
+  /** A Fastify onRequest hook: injects the request's faults, if any. */
+  readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const route = req.routeOptions.url;
+    if (!route || !FAULTABLE_PREFIXES.some((p) => route.startsWith(p))) return;
+    let plan = this.#draw();
+    let source: Source = 'rules';
+    const header = req.headers[HEADER_NAME];
+    if (header !== undefined) {
+      try {
+        // Repeated header lines count as one list, as HTTP reads them.
+        plan = parseFaultHeader(Array.isArray(header) ? header.join(',') : header);
+      } catch (e) {
+        if (!(e instanceof FaultSyntaxError)) throw e;
+        throw badRequest(`The header "${FAULT_HEADER}" was malformed: ${e.message}`);
+      }
+      source = 'header';
+    }
+    if (!plan) return;
+    this.#record(req, plan, source);
+    if (plan.latencyMs !== undefined) await sleep(plan.latencyMs);
+    if (plan.reset) {
+      reply.hijack();
+      req.log.info(injected.get(req), 'connection reset (injected fault)');
+      // A TCP reset (RST), as a proxy or a crashed server gives; a plain close where there is none.
+      const socket = req.raw.socket as (typeof req.raw.socket & { resetAndDestroy?: () => void }) | null;
+      if (socket?.resetAndDestroy) socket.resetAndDestroy();
+      else socket?.destroy();
+      return;
+    }
+    if (plan.status !== undefined) throw this.#answer(plan.status);
+  };
+
+  #record(req: FastifyRequest, plan: FaultPlan, source: Source): void {
+    injected.set(req, { injectedFault: describePlan(plan), faultSource: source });
+    if (plan.latencyMs !== undefined) this.metrics.faultInjected('latency', source);
+    if (plan.status !== undefined) this.metrics.faultInjected(String(plan.status), source);
+    if (plan.reset) this.metrics.faultInjected('reset', source);
+  }
+
+  /** Production's own answer with `status`. */
+  #answer(status: FaultStatus): HelixError {
+    if (status === 429) {
+      // An empty bucket: nothing left, full again a window from now (as RateLimiter.charge says).
+      const points = this.config.rateLimit || PRODUCTION_POINTS;
+      return rateLimitRefusal(rateLimitHeaders(points, 0, this.clock.now() + RATE_LIMIT_WINDOW_MS));
+    }
+    if (status === 503) return new HelixError(503, UNAVAILABLE_MESSAGE);
+    return new HelixError(500, 'Internal Server Error');
+  }
+}
+
+/**
+ * Adds the fault hook to `app` (after CORS: a preflight is never failed) and, with `--faults`,
+ * logs the rules and the seed that replays them.
+ */
+export function installFaults(app: FastifyInstance, config: Config, clock: Clock, metrics: AppMetrics): void {
+  const faults = new FaultInjector(config, clock, metrics);
+  if (!faults.enabled) return;
+  app.addHook('onRequest', faults.onRequest);
+  if (faults.seed !== undefined)
+    app.log.warn(
+      {
+        faults: config.faults.map((r) => `${describePlan(r.fault)} on ${r.percent}%`),
+        faultSeed: faults.seed,
+      },
+      `injecting faults at random (--faults); --fault-seed ${faults.seed} replays them`,
+    );
+}
