@@ -25,10 +25,11 @@ export interface FaultPlan {
   reset?: boolean;
 }
 
-/** One `--faults` rule: its fault, on `percent` of the requests. */
+/** One `--faults` rule: its fault, on `percent` of the requests (of one client's, if `clientId`). */
 export interface FaultRule {
   fault: FaultPlan;
   percent: number;
+  clientId?: string;
 }
 
 /** A header or `--faults` text that breaks the syntax; the message says which rule. */
@@ -96,7 +97,7 @@ export function parseFaultHeader(value: string): FaultPlan {
   return plan;
 }
 
-const RULES_EXAMPLE = '503:2%, latency:300ms:10%, 429:1%';
+const RULES_EXAMPLE = '503:2%, latency:300ms:10%, 429:1%@<client id>';
 
 function percent(text: string, item: string): number {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(text);
@@ -108,24 +109,38 @@ function percent(text: string, item: string): number {
   return p;
 }
 
+/** A client id as helixd's clients have them (and as a request's Client-Id may name one). */
+const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 /**
  * Reads `--faults`: rules separated by commas, each `<429|500|503>:<p>%`, `latency:<duration>:<p>%`
- * or `reset:<p>%`: that fault on p percent of the requests, drawn for each request independently.
+ * or `reset:<p>%`, optionally followed by `@<client id>`: that fault on p percent of the requests
+ * (of that client's only), drawn for each request independently.
  */
 export function parseFaultRules(text: string): FaultRule[] {
   return items(text, RULES_EXAMPLE).map((item) => {
-    const parts = item.split(':').map((s) => s.trim());
-    const [kind, a, b] = parts;
-    if (kind === 'latency' && parts.length === 3)
-      return { fault: { latencyMs: latency(a as string) }, percent: percent(b as string, item) };
-    if (kind === 'reset' && parts.length === 2)
-      return { fault: { reset: true }, percent: percent(a as string, item) };
-    if (kind !== undefined && /^\d+$/.test(kind) && parts.length === 2)
-      return { fault: { status: status(kind) }, percent: percent(a as string, item) };
-    throw new FaultSyntaxError(
-      `"${item}" is not a rule: each is <${FAULT_STATUSES.join('|')}>:<p>%, latency:<duration>:<p>% or reset:<p>%, separated by commas (${RULES_EXAMPLE})`,
-    );
+    const [ruleText, clientId, ...more] = item.split('@').map((s) => s.trim());
+    if (clientId !== undefined && (more.length || !CLIENT_ID.test(clientId)))
+      throw new FaultSyntaxError(
+        `"${item}": after @ comes one client id (letters, digits, _ and -, at most 64)`,
+      );
+    const rule = parseRule(ruleText as string, item);
+    return clientId === undefined ? rule : { ...rule, clientId };
   });
+}
+
+function parseRule(text: string, item: string): FaultRule {
+  const parts = text.split(':').map((s) => s.trim());
+  const [kind, a, b] = parts;
+  if (kind === 'latency' && parts.length === 3)
+    return { fault: { latencyMs: latency(a as string) }, percent: percent(b as string, item) };
+  if (kind === 'reset' && parts.length === 2)
+    return { fault: { reset: true }, percent: percent(a as string, item) };
+  if (kind !== undefined && /^\d+$/.test(kind) && parts.length === 2)
+    return { fault: { status: status(kind) }, percent: percent(a as string, item) };
+  throw new FaultSyntaxError(
+    `"${item}" is not a rule: each is <${FAULT_STATUSES.join('|')}>:<p>%, latency:<duration>:<p>% or reset:<p>%, optionally @<client id>, separated by commas (${RULES_EXAMPLE})`,
+  );
 }
 
 /** A plan in the header's syntax: what the log line says was injected. */

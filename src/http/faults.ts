@@ -54,6 +54,17 @@ export const injectedFault = (req: FastifyRequest): InjectedFault | undefined =>
 
 const HEADER_NAME = FAULT_HEADER.toLowerCase();
 
+/**
+ * The client a request names before any body is read: its Client-Id header (the operations), else
+ * `client_id` in the query string (the token service, as client libraries call it).
+ */
+function clientOf(req: FastifyRequest): string | undefined {
+  const header = req.headers['client-id'];
+  if (typeof header === 'string') return header;
+  const query = (req.query as Record<string, unknown> | undefined)?.client_id;
+  return typeof query === 'string' ? query : undefined;
+}
+
 export class FaultInjector {
   readonly #random: Random | undefined;
   /** the seed of the draws (logged at start when there are rules), else undefined */
@@ -77,13 +88,17 @@ export class FaultInjector {
     return this.config.profile !== 'production';
   }
 
-  /** The faults of `--faults` for the next request: one draw per rule, whatever the outcome. */
-  #draw(): FaultPlan | undefined {
+  /**
+   * The faults of `--faults` for the next request, of client `clientId`: one draw per rule, whatever
+   * the outcome and whichever client the rule is for, so that each request's draws depend only on
+   * how many came before it.
+   */
+  #draw(clientId: string | undefined): FaultPlan | undefined {
     if (!this.#random) return undefined;
     const plan: FaultPlan = {};
     for (const rule of this.config.faults) {
       const hit = this.#random.next() * 100 < rule.percent;
-      if (!hit) continue;
+      if (!hit || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
       const { latencyMs, status, reset } = rule.fault;
       if (latencyMs !== undefined && plan.latencyMs === undefined) plan.latencyMs = latencyMs;
       if ((status !== undefined || reset) && plan.status === undefined && !plan.reset)
@@ -96,7 +111,7 @@ export class FaultInjector {
   readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const route = req.routeOptions.url;
     if (!route || !FAULTABLE_PREFIXES.some((p) => route.startsWith(p))) return;
-    let plan = this.#draw();
+    let plan = this.#draw(clientOf(req));
     let source: Source = 'rules';
     const header = req.headers[HEADER_NAME];
     if (header !== undefined) {

@@ -214,6 +214,30 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     for (const s of [200, 503, 429]) assert.ok(first.includes(s), `${s} in ${first}`);
     assert.notDeepEqual(await statuses(8), first, 'another seed, other faults');
   });
+
+  it('--faults rules scoped @<client id> fail only that client, named by Client-Id or client_id', async () => {
+    const app = await startTestApp(kind, {
+      users: 10,
+      config: { faults: '429:100%@faultyclient, 503:100%@nobody', faultSeed: 1 },
+    });
+    try {
+      const op = (clientId: string) =>
+        app.get('/helix/games/top', { authorization: 'Bearer nosuchtoken000', 'client-id': clientId });
+      const refused = await op('faultyclient');
+      assert.equal(refused.statusCode, 429);
+      assert.equal(refused.headers['ratelimit-remaining'], '0');
+      assert.equal((await op('anotherclient')).statusCode, 401, 'not a fault: the unknown token');
+      const token = (clientId: string) =>
+        app.inject({
+          method: 'POST',
+          url: `/oauth2/token?client_id=${clientId}&client_secret=x&grant_type=client_credentials`,
+        });
+      assert.equal((await token('faultyclient')).statusCode, 429);
+      assert.notEqual((await token('anotherclient')).statusCode, 429);
+    } finally {
+      await app.close();
+    }
+  });
 });
 
 forEachStore('faults in the production profile', (kind: StoreKind) => {
@@ -273,7 +297,12 @@ describe('faults configured at start', () => {
       { fault: { status: 429 }, percent: 0.5 },
       { fault: { reset: true }, percent: 1 },
     ]);
+    assert.deepEqual(loadConfig({ faults: 'latency:2s:5% @ abc_1' }, {}).faults, [
+      { fault: { latencyMs: 2000 }, percent: 5, clientId: 'abc_1' },
+    ]);
     const cases: [string, RegExp][] = [
+      ['503:2%@a@b', /after @ comes one client id/],
+      ['503:2%@', /after @ comes one client id/],
       ['404:2%', /"404" is not a status it can inject/],
       ['503:2', /the share "2" must be a percentage above 0 and at most 100/],
       ['503:101%', /the share "101%"/],
