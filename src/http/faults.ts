@@ -107,10 +107,26 @@ export class FaultInjector {
     return Object.keys(plan).length ? plan : undefined;
   }
 
-  /** A Fastify onRequest hook: injects the request's faults, if any. */
-  readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  /**
+   * A Fastify onRequest hook: injects the request's faults, if any. A callback hook, not an async
+   * one: most requests ask for none, and they pay no promise for it.
+   */
+  readonly onRequest = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    let plan: FaultPlan | undefined;
+    try {
+      plan = this.#planOf(req);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    if (!plan) done();
+    else this.#inject(req, reply, plan).then(() => done(), done);
+  };
+
+  /** The faults `req` gets, from its header or the rules' draws; a 400 for a malformed header. */
+  #planOf(req: FastifyRequest): FaultPlan | undefined {
     const route = req.routeOptions.url;
-    if (!route || !FAULTABLE_PREFIXES.some((p) => route.startsWith(p))) return;
+    if (!route || !FAULTABLE_PREFIXES.some((p) => route.startsWith(p))) return undefined;
     let plan = this.#draw(clientOf(req));
     let source: Source = 'rules';
     const header = req.headers[HEADER_NAME];
@@ -124,12 +140,20 @@ export class FaultInjector {
       }
       source = 'header';
     }
-    if (!plan) return;
-    this.#record(req, plan, source);
+    if (plan) this.#record(req, plan, source);
+    return plan;
+  }
+
+  async #inject(req: FastifyRequest, reply: FastifyReply, plan: FaultPlan): Promise<void> {
     if (plan.latencyMs !== undefined) await sleep(plan.latencyMs);
     if (plan.reset) {
       reply.hijack();
-      req.log.info(injected.get(req), 'connection reset (injected fault)');
+      // No answer completes, so no request line is written: this one stands for it.
+      const { method, url } = req;
+      req.log.info(
+        { method, route: req.routeOptions.url, url, ...injected.get(req) },
+        'connection reset (injected fault)',
+      );
       // A TCP reset (RST), as a proxy or a crashed server gives; a plain close where there is none.
       const socket = req.raw.socket as (typeof req.raw.socket & { resetAndDestroy?: () => void }) | null;
       if (socket?.resetAndDestroy) socket.resetAndDestroy();
@@ -137,7 +161,7 @@ export class FaultInjector {
       return;
     }
     if (plan.status !== undefined) throw this.#answer(plan.status);
-  };
+  }
 
   #record(req: FastifyRequest, plan: FaultPlan, source: Source): void {
     injected.set(req, { injectedFault: describePlan(plan), faultSource: source });

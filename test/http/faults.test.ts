@@ -135,7 +135,7 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     assert.equal(await faultCount('reset'), before + 1);
     assert.match(
       logText,
-      /"injectedFault":"reset","faultSource":"header".*"msg":"connection reset \(injected fault\)"/,
+      /"route":"\/helix\/games\/top","url":"\/helix\/games\/top","injectedFault":"reset","faultSource":"header","msg":"connection reset \(injected fault\)"/,
     );
   });
 
