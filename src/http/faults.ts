@@ -2,9 +2,9 @@
 // them: a 429 in the middle of a paging loop, a 503, a slow answer, a connection dropped. Two ways
 // to ask (their syntax: fault-rules.ts):
 // - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`);
-// - `--faults` at start, rules drawn for each request from a PRNG seeded with `--fault-seed`, so
-//   that the same seed and the same sequence of requests inject the same faults (a failing test can
-//   be replayed). A request with the header gets the header's faults (its draws are still made, so
+// - `--faults` at start (or PUT /admin/faults while running), rules drawn for each request from a
+//   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
+//   the same faults (a failing test can be replayed). A request with the header gets the header's faults (its draws are still made, so
 //   that the requests after it draw as they would have).
 // Only in the development profile: production refuses --faults at start (config.ts) and ignores the
 // header, as production ignores any header it does not know. Only the operations and the token
@@ -15,18 +15,23 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { AppContext } from '../context.ts';
 import { Random } from '../seed/random.ts';
+import { registerAdmin } from './admin.ts';
 import { badRequest, HelixError, UNAVAILABLE_MESSAGE } from './errors.ts';
 import {
   describePlan,
   FAULT_HEADER,
   FAULT_STATUSES,
   type FaultPlan,
+  type FaultRule,
   type FaultStatus,
   FaultSyntaxError,
   parseFaultHeader,
+  parseFaultRules,
 } from './fault-rules.ts';
 import type { AppMetrics } from './metrics.ts';
 import { OPERATION_PREFIXES } from './operation.ts';
@@ -66,21 +71,34 @@ function clientOf(req: FastifyRequest): string | undefined {
 }
 
 export class FaultInjector {
-  readonly #random: Random | undefined;
+  #rules: readonly FaultRule[] = [];
+  #random: Random | undefined;
   /** the seed of the draws (logged at start when there are rules), else undefined */
-  readonly seed: number | undefined;
+  #seed: number | undefined;
 
   constructor(
     private readonly config: Config,
     private readonly clock: Clock,
     private readonly metrics: AppMetrics,
   ) {
-    if (config.faults.length) {
-      this.seed = config.faultSeed ?? randomInt(2 ** 31 - 1);
-      this.#random = new Random(this.seed, 'faults');
-    }
+    this.setRules(config.faults, config.faultSeed);
     if (this.enabled)
       for (const kind of KINDS) for (const source of SOURCES) metrics.faultInjected(kind, source, 0);
+  }
+
+  /**
+   * Replaces the rules (none: `[]`) and starts their draws again from `seed` (a new one when
+   * unset): from here on, the same seed and requests inject the same faults.
+   */
+  setRules(rules: readonly FaultRule[], seed?: number): void {
+    this.#rules = rules;
+    this.#seed = rules.length ? (seed ?? randomInt(2 ** 31 - 1)) : undefined;
+    this.#random = this.#seed === undefined ? undefined : new Random(this.#seed, 'faults');
+  }
+
+  /** the rules drawn for every request, and the seed of their draws */
+  get rules(): { rules: readonly FaultRule[]; seed: number | undefined } {
+    return { rules: this.#rules, seed: this.#seed };
   }
 
   /** faults exist only outside production */
@@ -96,7 +114,7 @@ export class FaultInjector {
   #draw(clientId: string | undefined): FaultPlan | undefined {
     if (!this.#random) return undefined;
     const plan: FaultPlan = {};
-    for (const rule of this.config.faults) {
+    for (const rule of this.#rules) {
       const hit = this.#random.next() * 100 < rule.percent;
       if (!hit || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
       const { latencyMs, status, reset } = rule.fault;
@@ -182,20 +200,116 @@ export class FaultInjector {
   }
 }
 
+/** A rule as the log and the admin API show it, in `--faults`' own syntax. */
+const describeRule = (r: FaultRule) =>
+  `${describePlan(r.fault)} on ${r.percent}%${r.clientId ? ` of ${r.clientId}'s requests` : ''}`;
+
 /**
  * Adds the fault hook to `app` (after CORS: a preflight is never failed) and, with `--faults`,
- * logs the rules and the seed that replays them.
+ * logs the rules and the seed that replays them. Outside production, returns the injector, whose
+ * rules the admin API changes (faultRoutes).
  */
-export function installFaults(app: FastifyInstance, config: Config, clock: Clock, metrics: AppMetrics): void {
+export function installFaults(
+  app: FastifyInstance,
+  config: Config,
+  clock: Clock,
+  metrics: AppMetrics,
+): FaultInjector | undefined {
   const faults = new FaultInjector(config, clock, metrics);
-  if (!faults.enabled) return;
+  if (!faults.enabled) return undefined;
   app.addHook('onRequest', faults.onRequest);
-  if (faults.seed !== undefined)
+  const { rules, seed } = faults.rules;
+  if (seed !== undefined)
     app.log.warn(
-      {
-        faults: config.faults.map((r) => `${describePlan(r.fault)} on ${r.percent}%`),
-        faultSeed: faults.seed,
-      },
-      `injecting faults at random (--faults); --fault-seed ${faults.seed} replays them`,
+      { faults: rules.map(describeRule), faultSeed: seed },
+      `injecting faults at random (--faults); --fault-seed ${seed} replays them`,
     );
+  return faults;
+}
+
+const faultRulesReply = Type.Object({
+  faults: Type.String({ description: 'The rules in `--faults` syntax; empty: none' }),
+  seed: Type.Union([Type.Integer(), Type.Null()], { description: 'The seed of their draws' }),
+});
+
+/** The rules in `--faults`' syntax, which PUT takes back. */
+function rulesText(rules: readonly FaultRule[]): string {
+  return rules
+    .map((r) => {
+      const { latencyMs, status } = r.fault;
+      const what =
+        latencyMs !== undefined ? `latency:${latencyMs}ms` : status !== undefined ? String(status) : 'reset';
+      return `${what}:${r.percent}%${r.clientId ? `@${r.clientId}` : ''}`;
+    })
+    .join(', ');
+}
+
+/**
+ * The admin API's hold on `--faults` at run time (development profile, with --admin-token):
+ * GET /admin/faults reads the rules, PUT replaces them (and their seed), DELETE removes them.
+ */
+export function faultRoutes(app: FastifyInstance, ctx: AppContext, faults: FaultInjector | undefined): void {
+  if (!faults) return;
+  const current = () => {
+    const { rules, seed } = faults.rules;
+    return { faults: rulesText(rules), seed: seed ?? null };
+  };
+  registerAdmin(app, ctx, {
+    method: 'GET',
+    path: '/faults',
+    tag: 'admin',
+    summary: 'Get the fault rules',
+    description: 'The rules of `--faults` drawn for every request, and the seed of their draws.',
+    status: 200,
+    response: faultRulesReply,
+    handler: async () => current(),
+  });
+  registerAdmin(app, ctx, {
+    method: 'PUT',
+    path: '/faults',
+    tag: 'admin',
+    summary: 'Set the fault rules',
+    description:
+      'Replaces the rules of `--faults` (`{"faults": "503:2%, latency:300ms:10%", "seed": 42}`) and starts their draws again from `seed` (a new one when left out).',
+    body: Type.Object({ faults: Type.String(), seed: Type.Optional(Type.Integer()) }),
+    status: 200,
+    response: faultRulesReply,
+    async handler(req) {
+      const body = req.body as Record<string, unknown> | null;
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw badRequest('body: must be a JSON object {"faults": "<rules>", "seed": <n>}');
+      const extra = Object.keys(body).find((k) => k !== 'faults' && k !== 'seed');
+      if (extra !== undefined) throw badRequest(`body: "${extra}" is not a field (faults, seed)`);
+      if (typeof body.faults !== 'string')
+        throw badRequest('faults: must be a string of rules, e.g. "503:2%"');
+      const { seed } = body;
+      if (
+        seed !== undefined &&
+        !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 31)
+      )
+        throw badRequest(`seed: must be a whole number from 0 to ${2 ** 31 - 1}`);
+      let rules: FaultRule[];
+      try {
+        rules = body.faults.trim() === '' ? [] : parseFaultRules(body.faults);
+      } catch (e) {
+        if (e instanceof FaultSyntaxError) throw badRequest(`faults: ${e.message}`);
+        throw e;
+      }
+      faults.setRules(rules, seed as number | undefined);
+      req.log.warn({ faults: rules.map(describeRule), faultSeed: faults.rules.seed }, 'fault rules set');
+      return current();
+    },
+  });
+  registerAdmin(app, ctx, {
+    method: 'DELETE',
+    path: '/faults',
+    tag: 'admin',
+    summary: 'Remove the fault rules',
+    description: 'No fault is drawn any more (the Helixd-Fault header still works).',
+    status: 204,
+    async handler(req) {
+      faults.setRules([]);
+      req.log.warn('fault rules removed');
+    },
+  });
 }

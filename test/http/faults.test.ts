@@ -215,6 +215,49 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     assert.notDeepEqual(await statuses(8), first, 'another seed, other faults');
   });
 
+  it('the admin API reads, sets (replayable by its seed) and removes the rules at run time', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const put = (payload: unknown) =>
+      t.inject({ method: 'PUT', url: '/admin/faults', headers: admin, payload: payload as object });
+    assert.deepEqual((await t.get('/admin/faults', admin)).json(), { faults: '', seed: null });
+    try {
+      const set = await put({ faults: '503:50%, latency:1ms:10%@someclient', seed: 9 });
+      assert.equal(set.statusCode, 200);
+      assert.deepEqual(set.json(), { faults: '503:50%, latency:1ms:10%@someclient', seed: 9 });
+      assert.deepEqual((await t.get('/admin/faults', admin)).json(), set.json());
+      const run = async () => {
+        const out: number[] = [];
+        for (let i = 0; i < 12; i++) {
+          t.clock.advance(60_000); // a full bucket: only the faults may refuse
+          out.push((await games()).statusCode);
+        }
+        return out;
+      };
+      const before = await faultCount('503', 'rules');
+      const first = await run();
+      assert.ok(first.includes(503) && first.includes(200), String(first));
+      assert.equal(await faultCount('503', 'rules'), before + first.filter((x) => x === 503).length);
+      assert.equal((await put({ faults: '503:50%, latency:1ms:10%@someclient', seed: 9 })).statusCode, 200);
+      assert.deepEqual(await run(), first, 'the same seed replays the same faults');
+      const bad: [unknown, RegExp][] = [
+        [{ faults: '503:2' }, /^faults: "503:2": the share "2" must be a percentage/],
+        [{ faults: 503 }, /^faults: must be a string of rules/],
+        [{ faults: '503:2%', seed: -1 }, /^seed: must be a whole number from 0 to 2147483647/],
+        [{ faults: '503:2%', extra: 1 }, /^body: "extra" is not a field \(faults, seed\)/],
+      ];
+      for (const [payload, rule] of bad) {
+        const res = await put(payload);
+        assert.equal(res.statusCode, 400, JSON.stringify(payload));
+        assert.match(res.json().message, rule);
+      }
+    } finally {
+      const removed = await t.inject({ method: 'DELETE', url: '/admin/faults', headers: admin });
+      assert.equal(removed.statusCode, 204);
+    }
+    assert.deepEqual((await t.get('/admin/faults', admin)).json(), { faults: '', seed: null });
+    for (let i = 0; i < LIMIT; i++) assert.equal((await games()).statusCode, 200);
+  });
+
   it('--faults rules scoped @<client id> fail only that client, named by Client-Id or client_id', async () => {
     const app = await startTestApp(kind, {
       users: 10,
@@ -245,7 +288,7 @@ forEachStore('faults in the production profile', (kind: StoreKind) => {
   before(async () => {
     t = await startTestApp(kind, {
       users: 10,
-      config: { profile: 'production', publicUrl: 'https://api.example.com' },
+      config: { profile: 'production', publicUrl: 'https://api.example.com', adminToken: ADMIN_TOKEN },
     });
   });
   after(() => t.close());
@@ -258,6 +301,19 @@ forEachStore('faults in the production profile', (kind: StoreKind) => {
     }
     const samples = parse((await t.get('/metrics')).body);
     assert.equal(samples.filter((s) => s.name === 'helixd_faults_injected_total' && s.value > 0).length, 0);
+  });
+
+  it('has no fault rules in its admin API', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    assert.equal((await t.get('/admin/users?first=1', admin)).statusCode, 200);
+    assert.equal((await t.get('/admin/faults', admin)).statusCode, 404);
+    const put = await t.inject({
+      method: 'PUT',
+      url: '/admin/faults',
+      headers: admin,
+      payload: { faults: '503:2%' },
+    });
+    assert.equal(put.statusCode, 404);
   });
 });
 
