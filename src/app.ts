@@ -6,6 +6,7 @@ import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
+import { faultRoutes, installFaults } from './http/faults.ts';
 import { loggerOptions } from './http/logging.ts';
 import { AppMetrics } from './http/metrics.ts';
 import { registerDocs } from './http/openapi.ts';
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
   app.setErrorHandler(handleError);
+  const faults = installFaults(app, deps.config, deps.clock, metrics);
   app.setNotFoundHandler((_req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));
   });
@@ -144,6 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   reportsRoutes(app, ctx);
   decommissionedRoutes(app, ctx);
   adminRoutes(app, ctx);
+  faultRoutes(app, ctx, faults);
 
   await app.ready();
   return app;

@@ -130,6 +130,11 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       '--drain <duration>',
       `on SIGTERM or SIGINT, how long /readyz answers 503 before the listener closes, default 5s ${env('drain')}`,
     )
+    .option(
+      '--faults <rules>',
+      `inject faults at random, e.g. "503:2%, latency:300ms:10%, 429:1%" (not in production) ${env('faults')}`,
+    )
+    .option('--fault-seed <n>', `seed of --faults' draws, to replay a run ${env('faultSeed')}`)
     .action(async (opts) => {
       const { servePrimary, serveWorker, untilStopSignal } = await import('./cluster.ts');
       if (cluster.isWorker) return serveWorker();

@@ -2,6 +2,7 @@
 // defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
 // process.env.
 import { availableParallelism } from 'node:os';
+import { type FaultRule, FaultSyntaxError, parseFaultRules } from './http/fault-rules.ts';
 
 /**
  * `development` (the default): demo data, the mock-server routes, tokens printed at start.
@@ -60,6 +61,10 @@ export interface Config {
   readonly workers: number;
   /** seconds between the stop signal and closing the listener, while /readyz answers 503 */
   readonly drain: number;
+  /** faults injected at random into requests (src/http/faults.ts); empty: none. Never in production */
+  readonly faults: readonly FaultRule[];
+  /** seed of the draws of `faults`; unset: a new one each start (logged, to replay a run) */
+  readonly faultSeed: number | undefined;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -93,6 +98,8 @@ export const ENV_NAMES: Record<ConfigOption, string> = {
   metricsToken: 'HELIXD_METRICS_TOKEN',
   workers: 'HELIXD_WORKERS',
   drain: 'HELIXD_DRAIN',
+  faults: 'HELIXD_FAULTS',
+  faultSeed: 'HELIXD_FAULT_SEED',
 };
 
 /** The shortest admin or metrics token accepted: long enough that guessing it is hopeless. */
@@ -205,6 +212,27 @@ export function loadConfig(
       );
   }
 
+  if (production) {
+    // A production server answers as production does: injected faults are for tests against a
+    // development server, and a leftover HELIXD_FAULTS must stop the start, not fail real clients.
+    const given = (['faults', 'faultSeed'] as const).filter((k) => pick(k) !== undefined);
+    if (given.length)
+      throw new ConfigError(
+        `the production profile never injects faults: remove ${given.map(label).join(' and ')}`,
+      );
+  }
+  const faultsRaw = pick('faults');
+  let faults: FaultRule[] = [];
+  try {
+    if (faultsRaw !== undefined) faults = parseFaultRules(String(faultsRaw));
+  } catch (e) {
+    if (e instanceof FaultSyntaxError) throw new ConfigError(`${label('faults')}: ${e.message}`);
+    throw e;
+  }
+  const faultSeedRaw = pick('faultSeed');
+  const faultSeed =
+    faultSeedRaw === undefined ? undefined : int(faultSeedRaw, label('faultSeed'), 0, 2 ** 31 - 1);
+
   const port = int(pick('port') ?? 8080, label('port'), 0, 65535);
   const host = String(pick('host') ?? '127.0.0.1');
   const db = String(pick('db') ?? env.DATABASE_URL ?? './helixd.db');
@@ -271,5 +299,7 @@ export function loadConfig(
     metricsToken,
     workers,
     drain,
+    faults: Object.freeze(faults),
+    faultSeed,
   });
 }

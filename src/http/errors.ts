@@ -23,7 +23,7 @@ export const forbidden = (message: string) => new HelixError(403, message);
 export const notFound = (message = 'Not Found') => new HelixError(404, message);
 
 /** The message of every 503 of a dependency that cannot serve (the log says which and why). */
-const UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable';
+export const UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable';
 
 /** The error body of every operation: the status's reason phrase, the status, and a message. */
 export const helixErrorBody = Type.Object({

@@ -130,6 +130,13 @@ export class AppMetrics {
     registers: [this.registry],
   });
 
+  readonly #faults = new Counter({
+    name: 'helixd_faults_injected_total',
+    help: 'Faults injected into requests (development profile: Helixd-Fault header, --faults), by kind (429, 500, 503, latency, reset) and source (header, rules)',
+    labelNames: ['kind', 'source'] as const,
+    registers: [this.registry],
+  });
+
   readonly #tokenLookups = new Counter({
     name: 'helixd_token_cache_lookups_total',
     help: 'Access-token lookups, by whether the token was kept in memory (hit) or read from the store (miss)',
@@ -179,6 +186,11 @@ export class AppMetrics {
 
   readonly rateLimitRefusal = (principal: Principal): void => {
     this.#refusals.inc({ bucket: principal.kind });
+  };
+
+  /** Counts `n` injected faults of `kind` (n = 0: the series exists before the first). */
+  readonly faultInjected = (kind: string, source: string, n = 1): void => {
+    this.#faults.inc({ kind, source }, n);
   };
 
   // Every query passes here: the label sets are built once, not per query.

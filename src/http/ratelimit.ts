@@ -87,6 +87,23 @@ export function bucketKey(p: Principal): string {
   return p.kind === 'app' ? `app:${p.clientId}` : `user:${p.clientId}:${p.userId}`;
 }
 
+/** The Ratelimit-* headers of an answer: the bucket's size, what is left, when it is full (Unix ms). */
+export function rateLimitHeaders(
+  points: number,
+  remaining: number,
+  fullAtMs: number,
+): Record<string, string> {
+  return {
+    'ratelimit-limit': String(points),
+    'ratelimit-remaining': String(remaining),
+    'ratelimit-reset': String(Math.ceil(fullAtMs / 1000)),
+  };
+}
+
+/** Production's refusal of a request whose bucket is empty (injected faults answer the same). */
+export const rateLimitRefusal = (headers: Record<string, string>) =>
+  new HelixError(429, 'Request limit exceeded', { headers });
+
 export class RateLimiter {
   constructor(
     private readonly store: RateLimitStore,
@@ -114,14 +131,10 @@ export class RateLimiter {
       windowMs: RATE_LIMIT_WINDOW_MS,
       nowMs: this.clock.now(),
     });
-    const headers = {
-      'ratelimit-limit': String(this.points),
-      'ratelimit-remaining': String(t.remaining),
-      'ratelimit-reset': String(Math.ceil(t.fullAt / 1000)),
-    };
+    const headers = rateLimitHeaders(this.points, t.remaining, t.fullAt);
     if (!t.allowed) {
       this.onRefusal?.(principal);
-      throw new HelixError(429, 'Request limit exceeded', { headers });
+      throw rateLimitRefusal(headers);
     }
     return headers;
   }

@@ -121,6 +121,13 @@ const BODY_ERRORS = {
   415: serviceError('A body that is neither empty, a form nor a JSON object'),
 };
 
+/** Errors every token-service route may answer, as the operations may (src/http/operation.ts). */
+const SERVICE_FAILURES = {
+  429: serviceError('Only an injected fault (development profile: the Helixd-Fault header, --faults)'),
+  500: serviceError('An unexpected failure (its details are logged, never sent)'),
+  503: serviceError('The store is unreachable'),
+};
+
 /** A token-service route's schema: documentation (tagged, `x-form` for its parameters) and answers. */
 function serviceSchema(
   summary: string,
@@ -135,7 +142,7 @@ function serviceSchema(
     summary,
     description,
     ...(form ? { [FORM_KEY]: form } : {}),
-    response,
+    response: { ...SERVICE_FAILURES, ...response } as Record<number, object>,
   };
 }
 

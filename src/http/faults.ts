@@ -1,0 +1,315 @@
+// Faults on demand, so that a client's tests meet production's failures before production serves
+// them: a 429 in the middle of a paging loop, a 503, a slow answer, a connection dropped. Two ways
+// to ask (their syntax: fault-rules.ts):
+// - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`);
+// - `--faults` at start (or PUT /admin/faults while running), rules drawn for each request from a
+//   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
+//   the same faults (a failing test can be replayed). A request with the header gets the header's faults (its draws are still made, so
+//   that the requests after it draw as they would have).
+// Only in the development profile: production refuses --faults at start (config.ts) and ignores the
+// header, as production ignores any header it does not know. Only the operations and the token
+// service fail: the probes, /metrics and the admin API must keep telling the truth about the server.
+// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers, the
+// Helix body of a dependency that cannot serve; every fault is counted in /metrics and named in the
+// request's log line.
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { AppContext } from '../context.ts';
+import { Random } from '../seed/random.ts';
+import { registerAdmin } from './admin.ts';
+import { badRequest, HelixError, UNAVAILABLE_MESSAGE } from './errors.ts';
+import {
+  describePlan,
+  FAULT_HEADER,
+  FAULT_STATUSES,
+  type FaultPlan,
+  type FaultRule,
+  type FaultStatus,
+  FaultSyntaxError,
+  parseFaultHeader,
+  parseFaultRules,
+} from './fault-rules.ts';
+import type { AppMetrics } from './metrics.ts';
+import { OPERATION_PREFIXES } from './operation.ts';
+import { RATE_LIMIT_WINDOW_MS, rateLimitHeaders, rateLimitRefusal } from './ratelimit.ts';
+
+/** The routes faults apply to: the operations and the token service (src/routes/oauth.ts). */
+const FAULTABLE_PREFIXES = [...OPERATION_PREFIXES, '/oauth2', '/auth'].map((p) => `${p}/`);
+
+/** Production's bucket size: what an injected 429 names when helixd's own limits are off. */
+const PRODUCTION_POINTS = 800;
+
+type Source = 'header' | 'rules';
+const SOURCES: readonly Source[] = ['header', 'rules'];
+const KINDS = [...FAULT_STATUSES.map(String), 'latency', 'reset'];
+
+/** What was injected into a request, for its log line (logging.ts). */
+export interface InjectedFault {
+  injectedFault: string;
+  faultSource: Source;
+}
+const injected = new WeakMap<FastifyRequest, InjectedFault>();
+
+/** The fault injected into `req`, if any: the fields its log line gets. */
+export const injectedFault = (req: FastifyRequest): InjectedFault | undefined => injected.get(req);
+
+const HEADER_NAME = FAULT_HEADER.toLowerCase();
+
+/**
+ * The client a request names before any body is read: its Client-Id header (the operations), else
+ * `client_id` in the query string (the token service, as client libraries call it).
+ */
+function clientOf(req: FastifyRequest): string | undefined {
+  const header = req.headers['client-id'];
+  if (typeof header === 'string') return header;
+  const query = (req.query as Record<string, unknown> | undefined)?.client_id;
+  return typeof query === 'string' ? query : undefined;
+}
+
+export class FaultInjector {
+  #rules: readonly FaultRule[] = [];
+  #random: Random | undefined;
+  /** the seed of the draws (logged at start when there are rules), else undefined */
+  #seed: number | undefined;
+
+  constructor(
+    private readonly config: Config,
+    private readonly clock: Clock,
+    private readonly metrics: AppMetrics,
+  ) {
+    this.setRules(config.faults, config.faultSeed);
+    if (this.enabled)
+      for (const kind of KINDS) for (const source of SOURCES) metrics.faultInjected(kind, source, 0);
+  }
+
+  /**
+   * Replaces the rules (none: `[]`) and starts their draws again from `seed` (a new one when
+   * unset): from here on, the same seed and requests inject the same faults.
+   */
+  setRules(rules: readonly FaultRule[], seed?: number): void {
+    this.#rules = rules;
+    this.#seed = rules.length ? (seed ?? randomInt(2 ** 31 - 1)) : undefined;
+    this.#random = this.#seed === undefined ? undefined : new Random(this.#seed, 'faults');
+  }
+
+  /** the rules drawn for every request, and the seed of their draws */
+  get rules(): { rules: readonly FaultRule[]; seed: number | undefined } {
+    return { rules: this.#rules, seed: this.#seed };
+  }
+
+  /** faults exist only outside production */
+  get enabled(): boolean {
+    return this.config.profile !== 'production';
+  }
+
+  /**
+   * The faults of `--faults` for the next request, of client `clientId`: one draw per rule, whatever
+   * the outcome and whichever client the rule is for, so that each request's draws depend only on
+   * how many came before it.
+   */
+  #draw(clientId: string | undefined): FaultPlan | undefined {
+    if (!this.#random) return undefined;
+    const plan: FaultPlan = {};
+    for (const rule of this.#rules) {
+      const hit = this.#random.next() * 100 < rule.percent;
+      if (!hit || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
+      const { latencyMs, status, reset } = rule.fault;
+      if (latencyMs !== undefined && plan.latencyMs === undefined) plan.latencyMs = latencyMs;
+      if ((status !== undefined || reset) && plan.status === undefined && !plan.reset)
+        Object.assign(plan, status !== undefined ? { status } : { reset });
+    }
+    return Object.keys(plan).length ? plan : undefined;
+  }
+
+  /**
+   * A Fastify onRequest hook: injects the request's faults, if any. A callback hook, not an async
+   * one: most requests ask for none, and they pay no promise for it.
+   */
+  readonly onRequest = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    let plan: FaultPlan | undefined;
+    try {
+      plan = this.#planOf(req);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    if (!plan) done();
+    else this.#inject(req, reply, plan).then(() => done(), done);
+  };
+
+  /** The faults `req` gets, from its header or the rules' draws; a 400 for a malformed header. */
+  #planOf(req: FastifyRequest): FaultPlan | undefined {
+    const route = req.routeOptions.url;
+    if (!route || !FAULTABLE_PREFIXES.some((p) => route.startsWith(p))) return undefined;
+    let plan = this.#draw(clientOf(req));
+    let source: Source = 'rules';
+    const header = req.headers[HEADER_NAME];
+    if (header !== undefined) {
+      try {
+        // Repeated header lines count as one list, as HTTP reads them.
+        plan = parseFaultHeader(Array.isArray(header) ? header.join(',') : header);
+      } catch (e) {
+        if (!(e instanceof FaultSyntaxError)) throw e;
+        throw badRequest(`The header "${FAULT_HEADER}" was malformed: ${e.message}`);
+      }
+      source = 'header';
+    }
+    if (plan) this.#record(req, plan, source);
+    return plan;
+  }
+
+  async #inject(req: FastifyRequest, reply: FastifyReply, plan: FaultPlan): Promise<void> {
+    if (plan.latencyMs !== undefined) await sleep(plan.latencyMs);
+    if (plan.reset) {
+      reply.hijack();
+      // No answer completes, so no request line is written: this one stands for it.
+      const { method, url } = req;
+      req.log.info(
+        { method, route: req.routeOptions.url, url, ...injected.get(req) },
+        'connection reset (injected fault)',
+      );
+      // A TCP reset (RST), as a proxy or a crashed server gives; a plain close where there is none.
+      const socket = req.raw.socket as (typeof req.raw.socket & { resetAndDestroy?: () => void }) | null;
+      if (socket?.resetAndDestroy) socket.resetAndDestroy();
+      else socket?.destroy();
+      return;
+    }
+    if (plan.status !== undefined) throw this.#answer(plan.status);
+  }
+
+  #record(req: FastifyRequest, plan: FaultPlan, source: Source): void {
+    injected.set(req, { injectedFault: describePlan(plan), faultSource: source });
+    if (plan.latencyMs !== undefined) this.metrics.faultInjected('latency', source);
+    if (plan.status !== undefined) this.metrics.faultInjected(String(plan.status), source);
+    if (plan.reset) this.metrics.faultInjected('reset', source);
+  }
+
+  /** Production's own answer with `status`. */
+  #answer(status: FaultStatus): HelixError {
+    if (status === 429) {
+      // An empty bucket: nothing left, full again a window from now (as RateLimiter.charge says).
+      const points = this.config.rateLimit || PRODUCTION_POINTS;
+      return rateLimitRefusal(rateLimitHeaders(points, 0, this.clock.now() + RATE_LIMIT_WINDOW_MS));
+    }
+    if (status === 503) return new HelixError(503, UNAVAILABLE_MESSAGE);
+    return new HelixError(500, 'Internal Server Error');
+  }
+}
+
+/** A rule as the log and the admin API show it, in `--faults`' own syntax. */
+const describeRule = (r: FaultRule) =>
+  `${describePlan(r.fault)} on ${r.percent}%${r.clientId ? ` of ${r.clientId}'s requests` : ''}`;
+
+/**
+ * Adds the fault hook to `app` (after CORS: a preflight is never failed) and, with `--faults`,
+ * logs the rules and the seed that replays them. Outside production, returns the injector, whose
+ * rules the admin API changes (faultRoutes).
+ */
+export function installFaults(
+  app: FastifyInstance,
+  config: Config,
+  clock: Clock,
+  metrics: AppMetrics,
+): FaultInjector | undefined {
+  const faults = new FaultInjector(config, clock, metrics);
+  if (!faults.enabled) return undefined;
+  app.addHook('onRequest', faults.onRequest);
+  const { rules, seed } = faults.rules;
+  if (seed !== undefined)
+    app.log.warn(
+      { faults: rules.map(describeRule), faultSeed: seed },
+      `injecting faults at random (--faults); --fault-seed ${seed} replays them`,
+    );
+  return faults;
+}
+
+const faultRulesReply = Type.Object({
+  faults: Type.String({ description: 'The rules in `--faults` syntax; empty: none' }),
+  seed: Type.Union([Type.Integer(), Type.Null()], { description: 'The seed of their draws' }),
+});
+
+/** The rules in `--faults`' syntax, which PUT takes back. */
+function rulesText(rules: readonly FaultRule[]): string {
+  return rules
+    .map((r) => {
+      const { latencyMs, status } = r.fault;
+      const what =
+        latencyMs !== undefined ? `latency:${latencyMs}ms` : status !== undefined ? String(status) : 'reset';
+      return `${what}:${r.percent}%${r.clientId ? `@${r.clientId}` : ''}`;
+    })
+    .join(', ');
+}
+
+/**
+ * The admin API's hold on `--faults` at run time (development profile, with --admin-token):
+ * GET /admin/faults reads the rules, PUT replaces them (and their seed), DELETE removes them.
+ */
+export function faultRoutes(app: FastifyInstance, ctx: AppContext, faults: FaultInjector | undefined): void {
+  if (!faults) return;
+  const current = () => {
+    const { rules, seed } = faults.rules;
+    return { faults: rulesText(rules), seed: seed ?? null };
+  };
+  registerAdmin(app, ctx, {
+    method: 'GET',
+    path: '/faults',
+    tag: 'admin',
+    summary: 'Get the fault rules',
+    description: 'The rules of `--faults` drawn for every request, and the seed of their draws.',
+    status: 200,
+    response: faultRulesReply,
+    handler: async () => current(),
+  });
+  registerAdmin(app, ctx, {
+    method: 'PUT',
+    path: '/faults',
+    tag: 'admin',
+    summary: 'Set the fault rules',
+    description:
+      'Replaces the rules of `--faults` (`{"faults": "503:2%, latency:300ms:10%", "seed": 42}`) and starts their draws again from `seed` (a new one when left out).',
+    body: Type.Object({ faults: Type.String(), seed: Type.Optional(Type.Integer()) }),
+    status: 200,
+    response: faultRulesReply,
+    async handler(req) {
+      const body = req.body as Record<string, unknown> | null;
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw badRequest('body: must be a JSON object {"faults": "<rules>", "seed": <n>}');
+      const extra = Object.keys(body).find((k) => k !== 'faults' && k !== 'seed');
+      if (extra !== undefined) throw badRequest(`body: "${extra}" is not a field (faults, seed)`);
+      if (typeof body.faults !== 'string')
+        throw badRequest('faults: must be a string of rules, e.g. "503:2%"');
+      const { seed } = body;
+      if (
+        seed !== undefined &&
+        !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 31)
+      )
+        throw badRequest(`seed: must be a whole number from 0 to ${2 ** 31 - 1}`);
+      let rules: FaultRule[];
+      try {
+        rules = body.faults.trim() === '' ? [] : parseFaultRules(body.faults);
+      } catch (e) {
+        if (e instanceof FaultSyntaxError) throw badRequest(`faults: ${e.message}`);
+        throw e;
+      }
+      faults.setRules(rules, seed as number | undefined);
+      req.log.warn({ faults: rules.map(describeRule), faultSeed: faults.rules.seed }, 'fault rules set');
+      return current();
+    },
+  });
+  registerAdmin(app, ctx, {
+    method: 'DELETE',
+    path: '/faults',
+    tag: 'admin',
+    summary: 'Remove the fault rules',
+    description: 'No fault is drawn any more (the Helixd-Fault header still works).',
+    status: 204,
+    async handler(req) {
+      faults.setRules([]);
+      req.log.warn('fault rules removed');
+    },
+  });
+}

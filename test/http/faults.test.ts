@@ -1,0 +1,378 @@
+// Faults on demand (src/http/faults.ts) through HTTP: each kind by the Helixd-Fault header, the
+// 429 shaped as a real rate-limit refusal, the --faults rules replayed by --fault-seed, the routes
+// that never fail, /metrics and the log line, and the production profile refusing all of it.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+import {
+  bearer,
+  forEachStore,
+  helixd,
+  portOf,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers.ts';
+import { parse, value } from './prometheus.ts';
+
+const LIMIT = 3;
+const ADMIN_TOKEN = 'a'.repeat(32);
+const fault = (v: string) => ({ 'helixd-fault': v });
+
+forEachStore('faults on demand', (kind: StoreKind) => {
+  let t: TestApp;
+  let token: string;
+  const logs = new PassThrough();
+  let logText = '';
+  logs.on('data', (c) => {
+    logText += String(c);
+  });
+  const games = (headers: Record<string, string> = {}, prefix = '/helix') =>
+    t.get(`${prefix}/games/top?first=1`, { ...bearer(token), ...headers });
+  const faultCount = async (k: string, source = 'header') =>
+    value(parse((await t.get('/metrics')).body), 'helixd_faults_injected_total', { kind: k, source });
+
+  before(async () => {
+    t = await startTestApp(kind, {
+      users: 10,
+      logs,
+      config: { rateLimit: LIMIT, adminToken: ADMIN_TOKEN },
+    });
+    token = await t.appToken();
+  });
+  after(() => t.close());
+  // Every bucket is full again: only the 429 test empties one.
+  beforeEach(() => t.clock.advance(60_000));
+
+  it('answers status=503 with the Helix body of a dependency that cannot serve, under /helix and /mock', async () => {
+    const before = await faultCount('503');
+    for (const prefix of ['/helix', '/mock']) {
+      const res = await games(fault('status=503'), prefix);
+      assert.equal(res.statusCode, 503);
+      assert.deepEqual(res.json(), {
+        error: 'Service Unavailable',
+        status: 503,
+        message: 'The service is temporarily unavailable',
+      });
+    }
+    assert.equal(await faultCount('503'), before + 2);
+    // Without the header the same request is served.
+    assert.equal((await games()).statusCode, 200);
+  });
+
+  it('answers status=429 exactly as a real rate-limit refusal: body and Ratelimit-* headers', async () => {
+    // A fresh bucket emptied for real, at the same (pinned) instant as the injected one.
+    const other = await t.appToken();
+    let real = await games({ ...bearer(other) });
+    while (real.statusCode === 200) real = await games({ ...bearer(other) });
+    assert.equal(real.statusCode, 429);
+    const injected = await games(fault('status=429'));
+    assert.equal(injected.statusCode, 429);
+    assert.equal(injected.body, real.body);
+    const limits = (r: typeof real) =>
+      ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'content-type'].map((h) => r.headers[h]);
+    assert.deepEqual(limits(injected), limits(real));
+    assert.deepEqual(limits(injected).slice(0, 2), [String(LIMIT), '0']);
+    // Not a refusal of the bucket: the rate limiter's own counter stays where it was.
+    const samples = parse((await t.get('/metrics')).body);
+    assert.equal(value(samples, 'helixd_rate_limit_refusals_total', { bucket: 'app' }), 1);
+  });
+
+  it('answers status=500 with the Helix body of an unexpected failure', async () => {
+    const res = await games(fault('status=500'));
+    assert.equal(res.statusCode, 500);
+    assert.deepEqual(res.json(), {
+      error: 'Internal Server Error',
+      status: 500,
+      message: 'Internal Server Error',
+    });
+  });
+
+  it('fails the token service with its own error body', async () => {
+    const res = await t.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { ...fault('status=503'), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'grant_type=client_credentials&client_id=x&client_secret=y',
+    });
+    assert.equal(res.statusCode, 503);
+    assert.deepEqual(res.json(), { status: 503, message: 'The service is temporarily unavailable' });
+  });
+
+  it('delays latency=300ms by at least that long, then serves the request', async () => {
+    const before = await faultCount('latency');
+    const start = performance.now();
+    const res = await games(fault('latency=300ms'));
+    assert.ok(performance.now() - start >= 300, 'answered before the latency had passed');
+    assert.equal(res.statusCode, 200);
+    const both = await games(fault('latency=50ms, status=503'));
+    assert.equal(both.statusCode, 503);
+    assert.equal(await faultCount('latency'), before + 2);
+  });
+
+  it('drops the connection on reset: the client gets a socket error, no answer', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const before = await faultCount('reset');
+    const err = await new Promise<NodeJS.ErrnoException>((resolve, reject) => {
+      const req = request(
+        {
+          port: portOf(t.app),
+          host: '127.0.0.1',
+          path: '/helix/games/top',
+          headers: { ...bearer(token), 'client-id': t.seed?.demoClientId, ...fault('reset') },
+        },
+        (res) => reject(new Error(`answered ${res.statusCode}`)),
+      );
+      req.on('error', resolve);
+      req.end();
+    });
+    assert.ok(
+      ['ECONNRESET', 'EPIPE'].includes(err.code as string) || /socket hang up/.test(err.message),
+      err.message,
+    );
+    assert.equal(await faultCount('reset'), before + 1);
+    assert.match(
+      logText,
+      /"route":"\/helix\/games\/top","url":"\/helix\/games\/top","injectedFault":"reset","faultSource":"header","msg":"connection reset \(injected fault\)"/,
+    );
+  });
+
+  it('answers a malformed header with a 400 naming the header and the rule', async () => {
+    const cases: [string, RegExp][] = [
+      ['status=404', /"404" is not a status it can inject \(429, 500, 503\)/],
+      ['latency=fast', /latency "fast" must be a duration from 1ms to 30s/],
+      ['latency=31s', /latency "31s" must be a duration/],
+      ['status=503, reset', /at most one latency, and one status or reset/],
+      [
+        'status=503;latency=1s',
+        /is not a fault: each is status=<429\|500\|503>, latency=<duration> or reset, separated by commas/,
+      ],
+      ['status=503,,reset', /an empty item/],
+      ['', /an empty item/],
+    ];
+    for (const [header, rule] of cases) {
+      const res = await games(fault(header));
+      assert.equal(res.statusCode, 400, header);
+      const body = res.json();
+      assert.equal(body.error, 'Bad Request');
+      assert.match(body.message, /^The header "Helixd-Fault" was malformed: /, header);
+      assert.match(body.message, rule, header);
+    }
+  });
+
+  it('never fails /healthz, /readyz, /metrics or the admin API', async () => {
+    const headers = fault('status=503');
+    assert.equal((await t.get('/healthz', headers)).statusCode, 200);
+    assert.equal((await t.get('/readyz', headers)).statusCode, 200);
+    assert.equal((await t.get('/metrics', headers)).statusCode, 200);
+    const admin = await t.get('/admin/users?first=1', { ...headers, authorization: `Bearer ${ADMIN_TOKEN}` });
+    assert.equal(admin.statusCode, 200);
+  });
+
+  it('names an injected fault in the request log line', async () => {
+    logText = '';
+    await games(fault('status=503'));
+    const line = logText
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((l) => l.msg === 'request completed' || l.msg === 'request errored');
+    assert.equal(line?.statusCode, 503);
+    assert.equal(line?.injectedFault, 'status=503');
+    assert.equal(line?.faultSource, 'header');
+  });
+
+  it('--faults with --fault-seed: the same seed and requests give the same faults', async () => {
+    const statuses = async (seed: number) => {
+      const app = await startTestApp(kind, {
+        users: 10,
+        config: { faults: '503:30%, 429:20%, 500:5%', faultSeed: seed },
+      });
+      try {
+        const tok = await app.appToken();
+        const out: number[] = [];
+        for (let i = 0; i < 40; i++)
+          out.push((await app.get('/helix/games/top?first=1', bearer(tok))).statusCode);
+        const samples = parse((await app.get('/metrics')).body);
+        const counted = ['503', '429', '500'].map((k) =>
+          value(samples, 'helixd_faults_injected_total', { kind: k, source: 'rules' }),
+        );
+        assert.deepEqual(
+          counted,
+          [503, 429, 500].map((s) => out.filter((x) => x === s).length),
+          'every injected fault is counted',
+        );
+        return out;
+      } finally {
+        await app.close();
+      }
+    };
+    const first = await statuses(7);
+    assert.deepEqual(await statuses(7), first);
+    for (const s of [200, 503, 429]) assert.ok(first.includes(s), `${s} in ${first}`);
+    assert.notDeepEqual(await statuses(8), first, 'another seed, other faults');
+  });
+
+  it('the admin API reads, sets (replayable by its seed) and removes the rules at run time', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const put = (payload: unknown) =>
+      t.inject({ method: 'PUT', url: '/admin/faults', headers: admin, payload: payload as object });
+    assert.deepEqual((await t.get('/admin/faults', admin)).json(), { faults: '', seed: null });
+    try {
+      const set = await put({ faults: '503:50%, latency:1ms:10%@someclient', seed: 9 });
+      assert.equal(set.statusCode, 200);
+      assert.deepEqual(set.json(), { faults: '503:50%, latency:1ms:10%@someclient', seed: 9 });
+      assert.deepEqual((await t.get('/admin/faults', admin)).json(), set.json());
+      const run = async () => {
+        const out: number[] = [];
+        for (let i = 0; i < 12; i++) {
+          t.clock.advance(60_000); // a full bucket: only the faults may refuse
+          out.push((await games()).statusCode);
+        }
+        return out;
+      };
+      const before = await faultCount('503', 'rules');
+      const first = await run();
+      assert.ok(first.includes(503) && first.includes(200), String(first));
+      assert.equal(await faultCount('503', 'rules'), before + first.filter((x) => x === 503).length);
+      assert.equal((await put({ faults: '503:50%, latency:1ms:10%@someclient', seed: 9 })).statusCode, 200);
+      assert.deepEqual(await run(), first, 'the same seed replays the same faults');
+      const bad: [unknown, RegExp][] = [
+        [{ faults: '503:2' }, /^faults: "503:2": the share "2" must be a percentage/],
+        [{ faults: 503 }, /^faults: must be a string of rules/],
+        [{ faults: '503:2%', seed: -1 }, /^seed: must be a whole number from 0 to 2147483647/],
+        [{ faults: '503:2%', extra: 1 }, /^body: "extra" is not a field \(faults, seed\)/],
+      ];
+      for (const [payload, rule] of bad) {
+        const res = await put(payload);
+        assert.equal(res.statusCode, 400, JSON.stringify(payload));
+        assert.match(res.json().message, rule);
+      }
+    } finally {
+      const removed = await t.inject({ method: 'DELETE', url: '/admin/faults', headers: admin });
+      assert.equal(removed.statusCode, 204);
+    }
+    assert.deepEqual((await t.get('/admin/faults', admin)).json(), { faults: '', seed: null });
+    for (let i = 0; i < LIMIT; i++) assert.equal((await games()).statusCode, 200);
+  });
+
+  it('--faults rules scoped @<client id> fail only that client, named by Client-Id or client_id', async () => {
+    const app = await startTestApp(kind, {
+      users: 10,
+      config: { faults: '429:100%@faultyclient, 503:100%@nobody', faultSeed: 1 },
+    });
+    try {
+      const op = (clientId: string) =>
+        app.get('/helix/games/top', { authorization: 'Bearer nosuchtoken000', 'client-id': clientId });
+      const refused = await op('faultyclient');
+      assert.equal(refused.statusCode, 429);
+      assert.equal(refused.headers['ratelimit-remaining'], '0');
+      assert.equal((await op('anotherclient')).statusCode, 401, 'not a fault: the unknown token');
+      const token = (clientId: string) =>
+        app.inject({
+          method: 'POST',
+          url: `/oauth2/token?client_id=${clientId}&client_secret=x&grant_type=client_credentials`,
+        });
+      assert.equal((await token('faultyclient')).statusCode, 429);
+      assert.notEqual((await token('anotherclient')).statusCode, 429);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+forEachStore('faults in the production profile', (kind: StoreKind) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(kind, {
+      users: 10,
+      config: { profile: 'production', publicUrl: 'https://api.example.com', adminToken: ADMIN_TOKEN },
+    });
+  });
+  after(() => t.close());
+
+  it('ignores the Helixd-Fault header, as production ignores headers it does not know', async () => {
+    const token = await t.appToken();
+    for (const header of ['status=503', 'reset', 'not a fault']) {
+      const res = await t.get('/helix/games/top?first=1', { ...bearer(token), ...fault(header) });
+      assert.equal(res.statusCode, 200, header);
+    }
+    const samples = parse((await t.get('/metrics')).body);
+    assert.equal(samples.filter((s) => s.name === 'helixd_faults_injected_total' && s.value > 0).length, 0);
+  });
+
+  it('has no fault rules in its admin API', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    assert.equal((await t.get('/admin/users?first=1', admin)).statusCode, 200);
+    assert.equal((await t.get('/admin/faults', admin)).statusCode, 404);
+    const put = await t.inject({
+      method: 'PUT',
+      url: '/admin/faults',
+      headers: admin,
+      payload: { faults: '503:2%' },
+    });
+    assert.equal(put.statusCode, 404);
+  });
+});
+
+describe('faults configured at start', () => {
+  const production = { profile: 'production', secret: 'x'.repeat(16), publicUrl: 'https://api.example.com' };
+
+  it('production refuses to start with --faults or --fault-seed, and says why', async () => {
+    assert.throws(
+      () => loadConfig({ ...production, faults: '503:2%' }, {}),
+      /the production profile never injects faults: remove HELIXD_FAULTS \/ --faults$/,
+    );
+    assert.throws(
+      () => loadConfig(production, { HELIXD_FAULTS: '503:2%', HELIXD_FAULT_SEED: '3' }),
+      /remove HELIXD_FAULTS \/ --faults and HELIXD_FAULT_SEED \/ --fault-seed/,
+    );
+    const run = await helixd([
+      'serve',
+      '--profile',
+      'production',
+      '--secret',
+      production.secret,
+      '--public-url',
+      production.publicUrl,
+      '--faults',
+      '503:2%',
+      '--db',
+      '/nonexistent/x.db',
+    ]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /the production profile never injects faults: remove HELIXD_FAULTS \/ --faults/);
+  });
+
+  it('reads the rules, and refuses a malformed one naming the option and the rule', () => {
+    assert.deepEqual(loadConfig({ faults: '503:2%, latency:300ms:10%, 429:0.5%, reset:1%' }, {}).faults, [
+      { fault: { status: 503 }, percent: 2 },
+      { fault: { latencyMs: 300 }, percent: 10 },
+      { fault: { status: 429 }, percent: 0.5 },
+      { fault: { reset: true }, percent: 1 },
+    ]);
+    assert.deepEqual(loadConfig({ faults: 'latency:2s:5% @ abc_1' }, {}).faults, [
+      { fault: { latencyMs: 2000 }, percent: 5, clientId: 'abc_1' },
+    ]);
+    const cases: [string, RegExp][] = [
+      ['503:2%@a@b', /after @ comes one client id/],
+      ['503:2%@', /after @ comes one client id/],
+      ['404:2%', /"404" is not a status it can inject/],
+      ['503:2', /the share "2" must be a percentage above 0 and at most 100/],
+      ['503:101%', /the share "101%"/],
+      ['latency:2%', /"latency:2%" is not a rule/],
+      ['503:2%,', /an empty item/],
+    ];
+    for (const [text, rule] of cases) {
+      assert.throws(
+        () => loadConfig({ faults: text }, {}),
+        (e: Error) =>
+          e instanceof ConfigError && /^HELIXD_FAULTS \/ --faults: /.test(e.message) && rule.test(e.message),
+        text,
+      );
+    }
+    assert.throws(() => loadConfig({ faultSeed: '-1' }, {}), /HELIXD_FAULT_SEED \/ --fault-seed/);
+  });
+});
