@@ -30,6 +30,9 @@ const ADMIN_TOKEN = 'fuzz-admin-token-0123456789-0123456789';
 /** The client of the cases' tokens: no case names it, so none deletes it (and its tokens). */
 const FUZZ_CLIENT = { id: 'fuzzclient000000000000000000001', secret: 'fuzz-client-secret-0123' };
 const TOKEN_SERVICE = /^\/(oauth2|auth)\//;
+/** /admin/faults holds the injected-fault rules (src/http/faults.ts), not records. */
+const FAULTS = 'faults';
+const FAULTS_PATH = `/admin/${FAULTS}`;
 /** What a report URL carries (src/reports/signing.ts); /openapi.json does not list it. */
 const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];
 
@@ -84,12 +87,13 @@ function routesOf(doc: OpenApi): Route[] {
       }
       if (path.startsWith('/reports/')) query.push(...REPORT_PARAMS.map((name) => ({ name, schema: {} })));
       const admin = /^\/admin\/([a-z_]+)/.exec(path)?.[1];
+      const notRecords = admin === 'batch' || admin === FAULTS;
       routes.push({
         method: method.toUpperCase(),
         path,
         query,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        ...(admin && admin !== 'batch' ? { plural: admin } : {}),
+        ...(admin && !notRecords ? { plural: admin } : {}),
       });
     }
   return routes;
@@ -388,6 +392,32 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
   }
   if (!route.path.startsWith('/admin') || route.method === 'GET' || route.method === 'DELETE')
     return fc.oneof({ arbitrary: none, weight: 9 }, { arbitrary: brokenBody, weight: 1 });
+  if (route.path === FAULTS_PATH) {
+    // Rules that parse and ones that do not, with seeds in and out of range.
+    const rule = fc
+      .tuple(
+        fc.constantFrom('429', '500', '503', 'reset', 'latency:1ms', 'latency:0s', '404', 'latency:99s'),
+        fc.oneof(fc.integer({ min: -5, max: 105 }).map(String), junk),
+        fc.oneof(
+          fc.constant(''),
+          junk.map((c) => `@${c}`),
+        ),
+      )
+      .map(([what, percent, client]) => `${what}:${percent}%${client}`);
+    const rules = fc.oneof(
+      fc.array(rule, { maxLength: 3 }).map((r) => r.join(', ')),
+      junk,
+    );
+    const body = fc.record(
+      { faults: fc.oneof({ arbitrary: rules, weight: 4 }, jsonJunk), seed: fc.oneof(fc.integer(), jsonJunk) },
+      { requiredKeys: [] },
+    );
+    return fc.oneof(
+      { arbitrary: body.map(json), weight: 8 },
+      { arbitrary: jsonJunk.map(json), weight: 1 },
+      { arbitrary: brokenBody, weight: 1 },
+    );
+  }
   const all = [...f.records.entries()].filter(([, rs]) => rs.length > 0);
   const payload = route.plural
     ? fc.oneof(
@@ -596,6 +626,16 @@ describe('fuzzing', { concurrency: true }, () =>
           const res = await fuzzed.t.inject(req);
           checkAnswer(route, req, res);
           harvest(fuzzed.pool, res);
+          // Rules a case set would fail the operations on purpose; the admin API's cases run last
+          // and faults never reach /admin, but a reordering must not turn them into failures.
+          if (route.path === FAULTS_PATH && route.method === 'PUT' && res.statusCode === 200) {
+            const removed = await fuzzed.t.inject({
+              method: 'DELETE',
+              url: FAULTS_PATH,
+              headers: fuzzed.headers.admin,
+            });
+            assert.equal(removed.statusCode, 204, removed.body);
+          }
         });
         await fc
           .assert(property, { numRuns: RUNS, seed: SEED + i, includeErrorInReport: true })
