@@ -20,6 +20,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { OPERATION_SCOPES, SCOPES } from '../../src/auth/scopes.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
 import { DOCUMENTED_PREFIX, OPERATION_PREFIXES } from '../../src/http/operation.ts';
+import { recordKindByPlural } from '../../src/records/index.ts';
 import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
 
 const RUNS = Number(process.env.HELIXD_FUZZ_RUNS ?? 80);
@@ -30,9 +31,8 @@ const ADMIN_TOKEN = 'fuzz-admin-token-0123456789-0123456789';
 /** The client of the cases' tokens: no case names it, so none deletes it (and its tokens). */
 const FUZZ_CLIENT = { id: 'fuzzclient000000000000000000001', secret: 'fuzz-client-secret-0123' };
 const TOKEN_SERVICE = /^\/(oauth2|auth)\//;
-/** /admin/faults holds the injected-fault rules (src/http/faults.ts), not records. */
-const FAULTS = 'faults';
-const FAULTS_PATH = `/admin/${FAULTS}`;
+/** The injected-fault rules (src/http/faults.ts): an admin route that holds no records. */
+const FAULTS_PATH = '/admin/faults';
 /** What a report URL carries (src/reports/signing.ts); /openapi.json does not list it. */
 const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];
 
@@ -87,13 +87,13 @@ function routesOf(doc: OpenApi): Route[] {
       }
       if (path.startsWith('/reports/')) query.push(...REPORT_PARAMS.map((name) => ({ name, schema: {} })));
       const admin = /^\/admin\/([a-z_]+)/.exec(path)?.[1];
-      const notRecords = admin === 'batch' || admin === FAULTS;
       routes.push({
         method: method.toUpperCase(),
         path,
         query,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        ...(admin && !notRecords ? { plural: admin } : {}),
+        // Records' routes only: /admin/batch takes records of every kind, /admin/faults holds rules.
+        ...(admin && recordKindByPlural(admin) ? { plural: admin } : {}),
       });
     }
   return routes;
