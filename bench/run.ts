@@ -415,9 +415,7 @@ async function main(): Promise<void> {
 
     // 8. the work per request, in process, without HTTP, once the servers are stopped
     say();
-    say(
-      `in process: ${rounds} rounds of up to ${perRound} requests per query kind, ${connections} at a time ...`,
-    );
+    say(`in process: ${rounds} rounds of ${perRound} requests per query kind, ${connections} at a time ...`);
     const inProcessStarted = performance.now();
     const figures = await measureInProcess({
       url,
