@@ -9,13 +9,15 @@
 // and response and Node's writing of the response head, which helixd's figure holds too and which
 // is not helixd's work. The difference is the work.
 //
-// CPU is process.cpuUsage (user + system, every thread of this process, the GC's included), per
-// request, over rounds of distinct requests of the kind (each round goes on down the kind's list),
-// helixd and the ceiling's handler in turn, after untimed passes over the lists; the medians over
-// the rounds. The requests are in flight as many at once as the load's connections: a request
-// costs less CPU among many than alone (one after another, in process as over HTTP, a /clips first
-// page took about 1.5 times the CPU it took at 64 at a time here). Nothing else runs in this
-// process meanwhile. On PostgreSQL the server's CPU is another process's and is not counted: the
+// CPU is the main thread's (Linux /proc schedstat): the thread that serves every request of one
+// process, and whose time bounds its rate; the helper threads (the GC's, the JIT compilers') run
+// on the other core, and took a third of this process's CPU here. Per request, over rounds of
+// requests of the kind (each round goes on down the kind's list), helixd and the ceiling's handler
+// in turn, after untimed passes over the lists; the medians over the rounds. The requests are in
+// flight as many at once as the load's connections: a request costs less CPU among many than alone
+// (one after another, in process as over HTTP, a /clips first page took about 1.5 times the CPU it
+// took at 64 at a time here). Nothing else runs in this process meanwhile. On PostgreSQL the
+// server's CPU is another process's and is not counted: the
 // wall-clock figure is kept beside it.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,6 +29,7 @@ import { loadConfig } from '../src/config.ts';
 import { openStore } from '../src/store/db.ts';
 import { resolveSecret } from '../src/store/settings.ts';
 import { ceilingAnswer } from './ceiling-answer.ts';
+import { threadCpuUs } from './child.ts';
 import type { BenchRequest } from './load.ts';
 
 /** One query kind's list, as the load ran it (every request answered 200 over HTTP). */
@@ -65,7 +68,10 @@ function injector(): Inject {
   return fromFastify('light-my-request') as Inject;
 }
 
+/** µs of CPU of this process's main thread; where /proc is not there, of every thread. */
 const cpuNow = () => {
+  const t = threadCpuUs('self');
+  if (t !== undefined) return t;
   const u = process.cpuUsage();
   return u.user + u.system;
 };

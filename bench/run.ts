@@ -19,13 +19,13 @@ import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
 import {
   BIN,
-  cpuSeconds,
   freePort,
   procStatus,
   ROOT,
   runTimed,
   startHelixd,
   stopChild,
+  threadCpuUs,
   waitReady,
 } from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
@@ -367,13 +367,12 @@ async function main(): Promise<void> {
           seconds: s,
           scratch,
         });
-      /** a load run, with the CPU its server's process used for it, µs per request */
+      /** a load run, with the CPU its server's main thread used for it, µs per request */
       const timed = async (b: string, serverPid: number | undefined) => {
-        const c0 = serverPid === undefined ? undefined : cpuSeconds(serverPid);
+        const c0 = serverPid === undefined ? undefined : threadCpuUs(serverPid);
         const r = await load(b, seconds);
-        const c1 = serverPid === undefined ? undefined : cpuSeconds(serverPid);
-        const cpu =
-          c0 !== undefined && c1 !== undefined && r.requests ? ((c1 - c0) * 1e6) / r.requests : undefined;
+        const c1 = serverPid === undefined ? undefined : threadCpuUs(serverPid);
+        const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
         return { r, cpu };
       };
       // Quick mode warms up once per operation, to stay within its time.
@@ -454,7 +453,7 @@ async function main(): Promise<void> {
     say('the work per request (µs of CPU; bench/README.md, "The work per request"):');
     say(workTable(rows));
     say(
-      `CPU µs / ceil CPU µs: of the helixd / ceiling process under the load above, per request; inject µs: helixd's app in this process, without HTTP; transport µs: the ceiling's handler the same way; inject min-max: its rounds; work µs = inject - transport (medians of ${rounds} rounds); ${'25%'} allows: 1e6 / (0.25 x ceiling req/s) - ceil CPU µs; bound: the highest ratio one process could reach with this work${store.dialect === 'postgres' ? "; PostgreSQL: the server's CPU is not in inject µs" : ''}`,
+      `CPU µs / ceil CPU µs: of helixd's / the ceiling's main thread under the load above, per request; inject µs: helixd's app in this process, without HTTP; transport µs: the ceiling's handler the same way; inject min-max: its rounds; work µs = inject - transport (medians of ${rounds} rounds); ${'25%'} allows: 1e6 / (0.25 x ceiling req/s) - ceil CPU µs; bound: the highest ratio one process could reach with this work; CPU bound: the same at the CPU µs it had${store.dialect === 'postgres' ? "; PostgreSQL: the server's CPU is not in inject µs" : ''}`,
     );
     say();
     say(

@@ -128,6 +128,7 @@ export function workTable(rows: Row[]): string {
     `${pct(FIRST_PAGE_SHARE)} allows µs`,
     'work/allowed',
     'bound',
+    'CPU bound',
   ];
   const body = rows.map((r) => {
     const w = r.inProcess;
@@ -148,6 +149,7 @@ export function workTable(rows: Row[]): string {
       fmt(allowed, 0),
       w && allowed > 0 ? `${fmt(w.work / allowed, 1)} x` : '',
       bound === undefined ? '' : pct(bound),
+      r.helixdCpu ? pct(Math.min(1, 1e6 / r.helixdCpu / r.ceiling.rps)) : '',
     ];
   });
   return columns(head, body);
