@@ -1,5 +1,6 @@
 // Child processes of the benchmarks: a free port, a process's CPU time and memory, a command run
-// to completion and timed, waiting for helixd's /readyz, and stopping a child as Ctrl-C would.
+// to completion and timed, waiting for helixd's /readyz, `helixd serve --workers n` started and
+// ready, and stopping a child as Ctrl-C would.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -7,6 +8,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The compiled command, as an operator runs it (`dist/`, which the bench scripts build first). */
+export const BIN = resolve(ROOT, 'bin', 'helixd.js');
 
 export function freePort(): Promise<number> {
   return new Promise((res, rej) => {
@@ -30,6 +33,22 @@ export function cpuSeconds(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time of one thread of a process so far, µs: by default its main thread, the one that runs a
+ * Node server's requests (Linux /proc schedstat, kept in ns; its helper threads, the GC's and the
+ * JIT compilers', are left out).
+ */
+export function threadCpuUs(
+  pid: number | 'self',
+  tid: number = pid === 'self' ? process.pid : pid,
+): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function waitReady(base: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -46,7 +65,7 @@ export async function waitReady(base: string, child: ChildProcess, timeoutMs: nu
 }
 
 export function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((res) => {
     const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
     child.once('exit', () => {
@@ -94,4 +113,44 @@ export async function runTimed(
   clearInterval(poll);
   if (code !== 0) throw new Error(`${argv.slice(0, 2).join(' ')} failed (${code}):\n${output}`);
   return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
+}
+
+/** `helixd serve --workers n` on `db`, ready once the primary says every worker serves. */
+export async function startHelixd(
+  db: string,
+  workers: number,
+): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--db', db, '--port', String(port), '--workers', String(workers)].concat([
+      '--log-level',
+      'warn',
+      '--rate-limit',
+      '0',
+      '--skip-seed',
+      '--drain',
+      '0',
+    ]),
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  const keep = (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  try {
+    await waitReady(base, child, 120_000);
+    // /readyz answers as soon as one worker listens; the primary prints once all of them do.
+    while (workers > 1 && !out.includes('worker processes')) {
+      if (child.exitCode !== null) throw new Error(`helixd exited: ${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } catch (err) {
+    await stopChild(child);
+    throw new Error(`${(err as Error).message}\n${out}`);
+  }
+  return { child, base };
 }

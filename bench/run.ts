@@ -4,8 +4,10 @@
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
 //   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (< 3 min)
 //   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
+//   npm run bench -- --workers 2         also helixd under --workers 2, beside one process (reported apart)
 //   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
 //                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
+//                --rounds N (in-process rounds per query kind, 5; --quick 3)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -15,12 +17,32 @@ import { parseArgs } from 'node:util';
 import { sizesFor } from '../src/seed/generate.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, maskPassword, openStore, type Store } from '../src/store/db.ts';
-import { freePort, procStatus, ROOT, runTimed, stopChild, waitReady } from './child.ts';
+import {
+  BIN,
+  freePort,
+  procStatus,
+  ROOT,
+  runTimed,
+  startHelixd,
+  stopChild,
+  threadCpuUs,
+  waitReady,
+} from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
+import { measureInProcess } from './inprocess.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
+import {
+  budgetLines,
+  budgetText,
+  deepVsFirst,
+  loadTable,
+  mb,
+  type Row,
+  workersTable,
+  workTable,
+} from './tables.ts';
 
-const BIN = join(ROOT, 'bin', 'helixd.js');
 /** Bench data is generated relative to a fixed day, so a kept store stays the same store. */
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
 
@@ -38,6 +60,8 @@ const { values: args } = parseArgs({
     generator: { type: 'string' },
     only: { type: 'string', multiple: true },
     profile: { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
+    rounds: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -52,10 +76,17 @@ const warmup = Number(args.warmup ?? 1);
 const connections = Number(args.connections);
 const walkPages = quick ? 60 : 500;
 const spread = quick ? 200 : 1000;
-for (const [k, v] of Object.entries({ users, seed, seconds, warmup, connections }))
+/** `--workers N`: helixd under `serve --workers N` too, run beside one process (N = 1: not run). */
+const workers = Number(args.workers);
+/** In process (bench/inprocess.ts): rounds per query kind, and requests per round. */
+const rounds = Number(args.rounds ?? (quick ? 3 : 5));
+const perRound = quick ? 50 : 200;
+for (const [k, v] of Object.entries({ users, seed, seconds, warmup, connections, workers, rounds }))
   if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: a whole number is needed`);
+if (workers < 1 || rounds < 1) throw new Error('--workers and --rounds: 1 or more');
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
 
 // ---- the store -----------------------------------------------------------------------------------
 
@@ -108,96 +139,6 @@ async function prepareStore(): Promise<{ url: string; seedRun: SeedRecord | unde
   if (record) await writeFile(record, `${JSON.stringify(rec, null, 2)}\n`);
   say(run.output.trim().split('\n')[0] ?? '');
   return { url, seedRun: rec, reused: false };
-}
-
-// ---- the report ----------------------------------------------------------------------------------
-
-interface Row {
-  op: string;
-  kind: string;
-  cls: QueryKind['cls'];
-  baseline?: string;
-  note?: string;
-  urls: number;
-  meanBytes: number;
-  helixd: LoadResult;
-  ceiling: LoadResult;
-  /** helixd req/s over the ceiling's */
-  ratio: number;
-}
-
-const fmt = (n: number, digits = 1) => n.toFixed(digits);
-const mb = (bytes: number | undefined) => (bytes === undefined ? 'n/a' : `${fmt(bytes / 2 ** 20, 0)} MB`);
-
-function table(rows: Row[]): string {
-  const head = [
-    'operation',
-    'query kind',
-    'urls',
-    'bytes',
-    'req/s',
-    'p50 ms',
-    'p99 ms',
-    'max ms',
-    'wrk p99',
-    'err',
-    'ceiling req/s',
-    'ceil p50',
-    'ceil p99',
-    'ratio',
-  ];
-  const body = rows.map((r) => [
-    r.op,
-    r.kind + (r.note ? ` (${r.note})` : ''),
-    String(r.urls),
-    String(Math.round(r.meanBytes)),
-    fmt(r.helixd.rps, 0),
-    fmt(r.helixd.p50, 2),
-    fmt(r.helixd.p99, 2),
-    r.helixd.max === undefined ? '' : fmt(r.helixd.max, 1),
-    r.helixd.corrected === undefined ? '' : fmt(r.helixd.corrected.p99, 2),
-    String(r.helixd.errors),
-    fmt(r.ceiling.rps, 0),
-    fmt(r.ceiling.p50, 2),
-    fmt(r.ceiling.p99, 2),
-    `${fmt(r.ratio * 100, 0)}%`,
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
-}
-
-interface DeepVsFirst {
-  op: string;
-  deep: string;
-  first: string;
-  deepP50: number;
-  firstP50: number;
-  factor: number;
-}
-
-function deepVsFirst(rows: Row[]): DeepVsFirst[] {
-  const out: DeepVsFirst[] = [];
-  for (const d of rows.filter((r) => r.cls === 'deep')) {
-    const f = rows.find((r) => r.op === d.op && r.kind === d.baseline);
-    if (!f) continue;
-    out.push({
-      op: d.op,
-      deep: d.kind,
-      first: f.kind,
-      deepP50: d.helixd.p50,
-      firstP50: f.helixd.p50,
-      factor: d.helixd.p50 / f.helixd.p50,
-    });
-  }
-  return out;
-}
-
-interface BudgetLine {
-  line: string;
-  value: string;
-  met: boolean | null;
 }
 
 // ---- CPU profile summary -----------------------------------------------------------------------
@@ -320,6 +261,8 @@ async function main(): Promise<void> {
   helixd.stdout?.on('data', keepLog);
   helixd.stderr?.on('data', keepLog);
   let ceiling: ChildProcess | undefined;
+  let helixdN: ChildProcess | undefined;
+  let baseN: string | undefined;
   try {
     await waitReady(base, helixd, 60_000);
     const startupMs = performance.now() - spawnedAt;
@@ -403,7 +346,14 @@ async function main(): Promise<void> {
     ceiling = started.child;
     const ceilingBase = started.base;
 
-    // 7. the load: per query kind, helixd (after a warm-up) and then the ceiling, interleaved
+    // 7. the load: per query kind, helixd (after a warm-up) and then the ceiling, interleaved; with
+    // --workers N, helixd under --workers N between them, against the same ceiling run
+    if (workers > 1) {
+      const w = await startHelixd(url, workers);
+      helixdN = w.child;
+      say(`helixd --workers ${workers} ready (${w.base})`);
+      baseN = w.base;
+    }
     say();
     say(`running ${runnable.length} query kinds ...`);
     const rows: Row[] = [];
@@ -417,11 +367,25 @@ async function main(): Promise<void> {
           seconds: s,
           scratch,
         });
+      /** a load run, with the CPU its server's main thread used for it, µs per request */
+      const timed = async (b: string, serverPid: number | undefined) => {
+        const c0 = serverPid === undefined ? undefined : threadCpuUs(serverPid);
+        const r = await load(b, seconds);
+        const c1 = serverPid === undefined ? undefined : threadCpuUs(serverPid);
+        const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
+        return { r, cpu };
+      };
       // Quick mode warms up once per operation, to stay within its time.
       const firstOfOp = rows.at(-1)?.op !== k.op;
-      if (warmup > 0 && (!quick || firstOfOp)) await load(base, warmup);
-      const h = await load(base, seconds);
-      const c = await load(ceilingBase, seconds);
+      const warm = warmup > 0 && (!quick || firstOfOp);
+      if (warm) await load(base, warmup);
+      const h = await timed(base, pid);
+      let n: LoadResult | undefined;
+      if (baseN) {
+        if (warm) await load(baseN, warmup);
+        n = await load(baseN, seconds);
+      }
+      const c = await timed(ceilingBase, ceiling.pid);
       const row: Row = {
         op: k.op,
         kind: k.kind,
@@ -430,88 +394,84 @@ async function main(): Promise<void> {
         ...(k.note ? { note: k.note } : {}),
         urls: k.requests.length,
         meanBytes: (k as QueryKind & { meanBytes: number }).meanBytes,
-        helixd: h,
-        ceiling: c,
-        ratio: h.rps / c.rps,
+        helixd: h.r,
+        ceiling: c.r,
+        ratio: h.r.rps / c.r.rps,
+        ...(h.cpu !== undefined ? { helixdCpu: h.cpu } : {}),
+        ...(c.cpu !== undefined ? { ceilingCpu: c.cpu } : {}),
+        ...(n ? { workers: { n: workers, helixd: n, ratio: n.rps / c.r.rps } } : {}),
       };
       rows.push(row);
       say(
-        `  ${k.op} ${k.kind}: ${fmt(h.rps, 0)} req/s, p50 ${fmt(h.p50, 2)} ms, p99 ${fmt(h.p99, 2)} ms${h.errors ? `, ${h.errors} errors` : ''}; ceiling ${fmt(c.rps, 0)} req/s (${fmt(row.ratio * 100, 0)}%)`,
+        `  ${k.op} ${k.kind}: ${fmt(h.r.rps, 0)} req/s, p50 ${fmt(h.r.p50, 2)} ms, p99 ${fmt(h.r.p99, 2)} ms${h.r.errors ? `, ${h.r.errors} errors` : ''}${n ? `; --workers ${workers} ${fmt(n.rps, 0)} req/s` : ''}; ceiling ${fmt(c.r.rps, 0)} req/s (${fmt(row.ratio * 100, 0)}%)`,
       );
     }
     clearInterval(rssTimer);
     const peakRss = procStatus(pid, 'VmHWM');
-
-    // 8. the report
     await stopChild(helixd);
+    if (helixdN) await stopChild(helixdN);
+    await stopChild(ceiling);
+
+    // 8. the work per request, in process, without HTTP, once the servers are stopped
+    say();
+    say(`in process: ${rounds} rounds of ${perRound} requests per query kind, ${connections} at a time ...`);
+    const inProcessStarted = performance.now();
+    const figures = await measureInProcess({
+      url,
+      clientId: info.demoClientId,
+      kinds: runnable.map((k) => ({ key: `${k.op} ${k.kind}`, requests: k.requests })),
+      sizes,
+      rounds,
+      perRound,
+      inFlight: connections,
+      log: say,
+    });
+    for (const r of rows) {
+      const f = figures.get(`${r.op} ${r.kind}`);
+      if (f) r.inProcess = f;
+    }
+    say(`  done in ${fmt((performance.now() - inProcessStarted) / 1000)} s`);
+
+    // 9. the report
     const dvf = deepVsFirst(rows);
-    const firstRows = rows.filter((r) => r.cls === 'first');
-    const worstFirst = firstRows.reduce<Row | undefined>(
-      (w, r) => (!w || r.ratio < w.ratio ? r : w),
-      undefined,
-    );
-    const worstP99 = rows.reduce<Row | undefined>(
-      (w, r) => (!w || r.helixd.p99 > w.helixd.p99 ? r : w),
-      undefined,
-    );
-    const worstDeep = dvf.reduce<DeepVsFirst | undefined>(
-      (w, d) => (!w || d.factor > w.factor ? d : w),
-      undefined,
-    );
-    const bigStore = (counts.clips ?? 0) >= 1_000_000;
-    const budget: BudgetLine[] = [
-      {
-        line: "every operation's first-page queries >= 25% of the ceiling's req/s",
-        value: worstFirst
-          ? `lowest ${fmt(worstFirst.ratio * 100, 0)}% (${worstFirst.op} ${worstFirst.kind})`
-          : 'n/a',
-        met: worstFirst ? firstRows.every((r) => r.ratio >= 0.25) : null,
-      },
-      {
-        line: 'deep-page p50 <= 1.25 x first-page p50',
-        value: worstDeep
-          ? `highest ${fmt(worstDeep.factor, 2)} x (${worstDeep.op} ${worstDeep.deep})`
-          : 'n/a',
-        met: worstDeep ? dvf.every((d) => d.factor <= 1.25) : null,
-      },
-      {
-        line: `p99 < 20 ms at ${connections} connections`,
-        value: worstP99
-          ? `highest ${fmt(worstP99.helixd.p99, 1)} ms (${worstP99.op} ${worstP99.kind})`
-          : 'n/a',
-        met: worstP99 ? rows.every((r) => r.helixd.p99 < 20) && connections >= 64 : null,
-      },
-      {
-        line: 'peak RSS of helixd < 512 MB',
-        value: mb(peakRss),
-        met: peakRss === undefined ? null : peakRss < 512 * 2 ** 20,
-      },
-      {
-        line: '1,000,000 clips seed in < 2 min',
-        value: seedRun
-          ? `${fmt(seedRun.seconds)} s for ${counts.clips?.toLocaleString('en')} clips (whole store)`
-          : 'not measured',
-        met: seedRun && bigStore ? seedRun.seconds < 120 : null,
-      },
-      {
-        line: 'start-up on the large store < 2 s',
-        value: `${fmt(startupMs / 1000, 2)} s`,
-        met: bigStore ? startupMs < 2000 : null,
-      },
-    ];
+    const budget = budgetLines({
+      rows,
+      connections,
+      peakRss,
+      clips: counts.clips ?? 0,
+      seed: seedRun ? { ...seedRun, reused } : undefined,
+    });
 
     say();
-    say(table(rows));
+    say(`helixd, one process (${base.replace(/^http:\/\//, '')}), against the ceiling:`);
+    say(loadTable(rows));
     if (generator === 'wrk')
       say(
         "p50/p99/max: the latencies the requests had; wrk p99: wrk's own figure, after its coordinated-omission correction (bench/README.md)",
       );
     say();
+    say('the work per request (µs of CPU; bench/README.md, "The work per request"):');
+    say(workTable(rows));
+    say(
+      `CPU µs / ceil CPU µs: of helixd's / the ceiling's main thread under the load above, per request; inject µs: helixd's app in this process, without HTTP; transport µs: the ceiling's handler the same way; inject min-max: its rounds; work µs = inject - transport (medians of ${rounds} rounds); ${'25%'} allows: 1e6 / (0.25 x ceiling req/s) - ceil CPU µs; bound: the highest ratio one process could reach with this work; CPU bound: the same at the CPU µs it had${store.dialect === 'postgres' ? "; PostgreSQL: the server's CPU is not in inject µs" : ''}`,
+    );
+    say();
+    say(
+      'cache on: helixd has no response cache, so there is no table with one (src/store/cache.ts keeps tokens and user names only; they are on in every figure here); the budget is measured cold',
+    );
+    if (workers > 1) {
+      say();
+      say(
+        `helixd --workers ${workers}, run between one process and the ceiling (reported apart: the budget lines are one process's):`,
+      );
+      say(workersTable(rows));
+    }
+    say();
     if (dvf.length) {
-      say('deep pages against first pages (p50):');
+      say('deep pages against page 1 of the same listing (p50; the work in process):');
       for (const d of dvf)
         say(
-          `  ${d.op} ${d.deep} ${fmt(d.deepP50, 2)} ms vs ${d.first} ${fmt(d.firstP50, 2)} ms: ${fmt(d.factor, 2)} x`,
+          `  ${d.op} ${d.deep} ${fmt(d.deepP50, 2)} ms vs ${d.first} ${fmt(d.firstP50, 2)} ms: ${fmt(d.factor, 2)} x${d.deepWork !== undefined && d.firstWork !== undefined ? `; in process ${fmt(d.deepWork, 0)} µs vs ${fmt(d.firstWork, 0)} µs: ${fmt(d.deepWork / d.firstWork, 2)} x` : ''}`,
         );
       say();
     }
@@ -523,9 +483,8 @@ async function main(): Promise<void> {
     );
     for (const s of skipped) say(`not measured: ${s} (not there yet or its mix failed)`);
     say();
-    say(`budget${bigStore ? '' : ' (small store: the size-bound lines are not judged)'}:`);
-    for (const b of budget)
-      say(`  [${b.met === null ? 'n/a   ' : b.met ? 'met   ' : 'missed'}] ${b.line}: ${b.value}`);
+    say(`budget (one helixd process, ${store.dialect}, cold: no response cache; distinct keys):`);
+    for (const l of budgetText(budget)) say(l);
 
     const report = {
       date: new Date().toISOString(),
@@ -540,6 +499,8 @@ async function main(): Promise<void> {
       generator,
       connections,
       secondsPerKind: seconds,
+      workers,
+      inProcess: { rounds, perRound },
       store: {
         dialect: store.dialect,
         location: store.location,
@@ -582,6 +543,7 @@ async function main(): Promise<void> {
     throw err;
   } finally {
     await stopChild(helixd);
+    if (helixdN) await stopChild(helixdN);
     if (ceiling) await stopChild(ceiling);
     await store.close();
     rmSync(scratch, { recursive: true, force: true });

@@ -6,8 +6,6 @@
 //   other flags: --users N --rounds N --seconds N --warmup N --connections N
 //                --workers 1,2 (the counts compared; the first is the baseline)
 //                --generator wrk|autocannon
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -15,12 +13,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { openStore } from '../src/store/db.ts';
-import { freePort, ROOT, runTimed, stopChild, waitReady } from './child.ts';
+import { BIN, ROOT, runTimed, startHelixd, stopChild } from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
 import { getJson, type MixContext, OPERATIONS } from './queries.ts';
 
-const BIN = join(ROOT, 'bin', 'helixd.js');
 /** Bench data is generated relative to a fixed day, so a kept store stays the same store. */
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
 
@@ -55,43 +52,6 @@ const median = (xs: number[]) => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
-
-/** `helixd serve --workers n` on `db`, ready once the primary says every worker serves. */
-async function startHelixd(db: string, workers: number): Promise<{ child: ChildProcess; base: string }> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = spawn(
-    process.execPath,
-    [BIN, 'serve', '--db', db, '--port', String(port), '--workers', String(workers)].concat([
-      '--log-level',
-      'warn',
-      '--rate-limit',
-      '0',
-      '--skip-seed',
-      '--drain',
-      '0',
-    ]),
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  const keep = (d: Buffer) => {
-    out = (out + d.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  try {
-    await waitReady(base, child, 120_000);
-    // /readyz answers as soon as one worker listens; the primary prints once all of them do.
-    while (workers > 1 && !out.includes('worker processes')) {
-      if (child.exitCode !== null) throw new Error(`helixd exited: ${out}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  } catch (err) {
-    await stopChild(child);
-    throw new Error(`${(err as Error).message}\n${out}`);
-  }
-  return { child, base };
-}
 
 async function main(): Promise<void> {
   const generator = chooseGenerator(args.generator);

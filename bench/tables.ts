@@ -1,0 +1,325 @@
+// The report of `npm run bench` (bench/run.ts): its tables and the budget lines, from the figures of
+// one run. bench/README.md says what each column is.
+import type { InProcessFigure } from './inprocess.ts';
+import type { LoadResult } from './load.ts';
+import type { QueryKind } from './queries.ts';
+
+export interface Row {
+  op: string;
+  kind: string;
+  cls: QueryKind['cls'];
+  baseline?: string;
+  note?: string;
+  urls: number;
+  meanBytes: number;
+  helixd: LoadResult;
+  ceiling: LoadResult;
+  /** helixd req/s over the ceiling's */
+  ratio: number;
+  /** µs of CPU per request of the helixd process while it was under this kind's load (/proc) */
+  helixdCpu?: number;
+  /** the same for the ceiling's process under its load */
+  ceilingCpu?: number;
+  /** the work per request in process, without HTTP (bench/inprocess.ts) */
+  inProcess?: InProcessFigure;
+  /** helixd under `--workers N`, run beside the others (reported apart) */
+  workers?: { n: number; helixd: LoadResult; ratio: number };
+}
+
+/** The budget's share of the ceiling for first pages. */
+export const FIRST_PAGE_SHARE = 0.25;
+/** A deep page's p50 may be at most this times page 1's, of the same listing. */
+export const DEEP_FACTOR = 1.1;
+export const P99_MS = 50;
+export const P99_CONNECTIONS = 64;
+export const RSS_BYTES = 512 * 2 ** 20;
+export const SEED_CLIPS = 1_000_000;
+export const SEED_SECONDS = 60;
+
+const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const pct = (r: number) => `${fmt(r * 100, 0)}%`;
+export const mb = (bytes: number | undefined) =>
+  bytes === undefined ? 'n/a' : `${fmt(bytes / 2 ** 20, 0)} MB`;
+const us = (v: number | undefined) => (v === undefined ? '' : fmt(v, 0));
+
+/** Columns padded to their widest cell: the first `left` to the left, the others to the right. */
+function columns(head: string[], body: string[][], left = 2): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < left ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
+      .join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+const kindOf = (r: Row) => r.kind + (r.note ? ` (${r.note})` : '');
+
+/** Per query kind: req/s and latencies of helixd and of the ceiling, and their ratio. */
+export function loadTable(rows: Row[]): string {
+  const head = [
+    'operation',
+    'query kind',
+    'urls',
+    'bytes',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'max ms',
+    'wrk p99',
+    'err',
+    'ceiling req/s',
+    'ceil p50',
+    'ceil p99',
+    'ratio',
+  ];
+  const body = rows.map((r) => [
+    r.op,
+    kindOf(r),
+    String(r.urls),
+    String(Math.round(r.meanBytes)),
+    fmt(r.helixd.rps, 0),
+    fmt(r.helixd.p50, 2),
+    fmt(r.helixd.p99, 2),
+    r.helixd.max === undefined ? '' : fmt(r.helixd.max, 1),
+    r.helixd.corrected === undefined ? '' : fmt(r.helixd.corrected.p99, 2),
+    String(r.helixd.errors),
+    fmt(r.ceiling.rps, 0),
+    fmt(r.ceiling.p50, 2),
+    fmt(r.ceiling.p99, 2),
+    pct(r.ratio),
+  ]);
+  return columns(head, body);
+}
+
+/**
+ * The µs of one core a request may take, in all, for one helixd process to answer
+ * FIRST_PAGE_SHARE of the ceiling's req/s: one process runs every request on one thread (SQLite's
+ * queries too), so it has 1,000,000 µs of CPU a second to share among its requests.
+ */
+export const shareUs = (r: Row) => 1e6 / (FIRST_PAGE_SHARE * r.ceiling.rps);
+
+/**
+ * What of `shareUs` is left for the work: the rest goes to what every answer costs over HTTP, the
+ * ceiling's own CPU per request under load (helixd's HTTP stack is the same Node's).
+ */
+export const allowedUs = (r: Row) => Math.max(0, shareUs(r) - (r.ceilingCpu ?? 0));
+
+/**
+ * The highest share of the ceiling one helixd process could reach with this much work: one core
+ * over (the ceiling's CPU per request + the work), against the ceiling's req/s.
+ */
+export const boundShare = (r: Row) =>
+  r.inProcess ? Math.min(1, 1e6 / ((r.ceilingCpu ?? 0) + r.inProcess.work) / r.ceiling.rps) : undefined;
+
+/** Per query kind: the CPU of a request under load, its work in process, and what 25% allows. */
+export function workTable(rows: Row[]): string {
+  const head = [
+    'operation',
+    'query kind',
+    'req/s',
+    'ceiling req/s',
+    'ratio',
+    'CPU µs',
+    'ceil CPU µs',
+    'inject µs',
+    'transport µs',
+    'inject min-max',
+    'work µs',
+    `${pct(FIRST_PAGE_SHARE)} allows µs`,
+    'work/allowed',
+    'bound',
+    'CPU bound',
+  ];
+  const body = rows.map((r) => {
+    const w = r.inProcess;
+    const allowed = allowedUs(r);
+    const bound = boundShare(r);
+    return [
+      r.op,
+      kindOf(r),
+      fmt(r.helixd.rps, 0),
+      fmt(r.ceiling.rps, 0),
+      pct(r.ratio),
+      us(r.helixdCpu),
+      us(r.ceilingCpu),
+      us(w?.helixd),
+      us(w?.transport),
+      w ? `${us(w.min)}-${us(w.max)}` : '',
+      us(w?.work),
+      fmt(allowed, 0),
+      w && allowed > 0 ? `${fmt(w.work / allowed, 1)} x` : '',
+      bound === undefined ? '' : pct(bound),
+      r.helixdCpu ? pct(Math.min(1, 1e6 / r.helixdCpu / r.ceiling.rps)) : '',
+    ];
+  });
+  return columns(head, body);
+}
+
+/** Per query kind: helixd under `--workers N` beside one process, against the same ceiling run. */
+export function workersTable(rows: Row[]): string {
+  const n = rows.find((r) => r.workers)?.workers?.n ?? 2;
+  const head = [
+    'operation',
+    'query kind',
+    'req/s 1 process',
+    `req/s --workers ${n}`,
+    `x 1 process`,
+    'p50 ms',
+    'p99 ms',
+    'err',
+    'ceiling req/s',
+    'ratio',
+  ];
+  const body = rows
+    .filter((r) => r.workers)
+    .map((r) => {
+      const w = r.workers as NonNullable<Row['workers']>;
+      return [
+        r.op,
+        kindOf(r),
+        fmt(r.helixd.rps, 0),
+        fmt(w.helixd.rps, 0),
+        fmt(w.helixd.rps / r.helixd.rps, 2),
+        fmt(w.helixd.p50, 2),
+        fmt(w.helixd.p99, 2),
+        String(w.helixd.errors),
+        fmt(r.ceiling.rps, 0),
+        pct(w.ratio),
+      ];
+    });
+  return columns(head, body);
+}
+
+export interface DeepVsFirst {
+  op: string;
+  deep: string;
+  first: string;
+  deepP50: number;
+  firstP50: number;
+  factor: number;
+  /** the work of each in process, µs */
+  deepWork?: number;
+  firstWork?: number;
+}
+
+export function deepVsFirst(rows: Row[]): DeepVsFirst[] {
+  const out: DeepVsFirst[] = [];
+  for (const d of rows.filter((r) => r.cls === 'deep')) {
+    const f = rows.find((r) => r.op === d.op && r.kind === d.baseline);
+    if (!f) continue;
+    out.push({
+      op: d.op,
+      deep: d.kind,
+      first: f.kind,
+      deepP50: d.helixd.p50,
+      firstP50: f.helixd.p50,
+      factor: d.helixd.p50 / f.helixd.p50,
+      ...(d.inProcess && f.inProcess ? { deepWork: d.inProcess.work, firstWork: f.inProcess.work } : {}),
+    });
+  }
+  return out;
+}
+
+/**
+ * The first-page kinds the budget judges: per operation, its first pages over distinct keys (the
+ * cold case: no two requests alike); an operation that has none, being one listing (/games/top),
+ * its page 1.
+ */
+export function budgetFirstPages(rows: Row[]): Row[] {
+  const ops = [...new Set(rows.map((r) => r.op))];
+  return ops.flatMap((op) => {
+    const first = rows.filter((r) => r.op === op && r.cls === 'first');
+    const distinct = first.filter((r) => r.urls > 1);
+    return distinct.length ? distinct : first;
+  });
+}
+
+export interface BudgetLine {
+  line: string;
+  value: string;
+  /** null: not judged by this run (the reason is in `value`) */
+  met: boolean | null;
+}
+
+const worst = <T>(items: T[], worse: (a: T, b: T) => boolean) =>
+  items.reduce<T | undefined>((w, x) => (w === undefined || worse(x, w) ? x : w), undefined);
+
+export function budgetLines(o: {
+  rows: Row[];
+  connections: number;
+  peakRss: number | undefined;
+  clips: number;
+  /** the seeding of this store, when the harness made and timed it */
+  seed: { seconds: number; date: string; reused: boolean; loadavg?: number[] } | undefined;
+}): BudgetLine[] {
+  const first = budgetFirstPages(o.rows);
+  const lowFirst = worst(first, (a, b) => a.ratio < b.ratio);
+  const perOp = [...new Set(first.map((r) => r.op))].map((op) => {
+    const w = worst(
+      first.filter((r) => r.op === op),
+      (a, b) => a.ratio < b.ratio,
+    ) as Row;
+    return `${op} ${pct(w.ratio)}`;
+  });
+  const dvf = deepVsFirst(o.rows);
+  const highDeep = worst(dvf, (a, b) => a.factor > b.factor);
+  const highP99 = worst(o.rows, (a, b) => a.helixd.p99 > b.helixd.p99);
+  const floor = (r: Row) =>
+    r.inProcess
+      ? `; its work in process ${fmt(r.inProcess.work, 0)} µs a request, ${pct(FIRST_PAGE_SHARE)} of the ceiling allows ${fmt(allowedUs(r), 0)} µs`
+      : '';
+  const seedLine = `${SEED_CLIPS.toLocaleString('en')} clips seeded in < ${SEED_SECONDS} s`;
+  let seed: BudgetLine;
+  const clips = o.clips.toLocaleString('en');
+  if (!o.seed)
+    seed = {
+      line: seedLine,
+      value: `not measured (the store of ${clips} clips was seeded before)`,
+      met: null,
+    };
+  else {
+    const how = `${fmt(o.seed.seconds)} s for a store of ${clips} clips${o.seed.reused ? `, seeded ${o.seed.date}` : ''}${o.seed.loadavg ? ` at load ${fmt(o.seed.loadavg[0] ?? 0, 1)}` : ''}`;
+    seed =
+      o.clips < SEED_CLIPS
+        ? { line: seedLine, value: `not measured at 1M (${how})`, met: null }
+        : { line: seedLine, value: how, met: o.seed.seconds < SEED_SECONDS };
+  }
+  return [
+    {
+      line: `first pages of every operation >= ${pct(FIRST_PAGE_SHARE)} of the ceiling's req/s (distinct keys, cold)`,
+      value: lowFirst
+        ? `lowest ${pct(lowFirst.ratio)} (${lowFirst.op} ${lowFirst.kind})${floor(lowFirst)}; per operation, lowest: ${perOp.join(', ')}`
+        : 'n/a',
+      met: lowFirst ? first.every((r) => r.ratio >= FIRST_PAGE_SHARE) : null,
+    },
+    {
+      line: `deep p50 <= ${DEEP_FACTOR} x page 1's p50 (the same listing)`,
+      value: highDeep
+        ? `highest ${fmt(highDeep.factor, 2)} x (${highDeep.op} ${highDeep.deep}: ${fmt(highDeep.deepP50, 2)} ms against ${fmt(highDeep.firstP50, 2)} ms${highDeep.deepWork !== undefined ? `; in process ${fmt(highDeep.deepWork, 0)} µs against ${fmt(highDeep.firstWork ?? 0, 0)} µs` : ''})`
+        : 'n/a',
+      met: highDeep ? dvf.every((d) => d.factor <= DEEP_FACTOR) : null,
+    },
+    {
+      line: `p99 < ${P99_MS} ms at ${P99_CONNECTIONS} connections (the latencies requests had)`,
+      value:
+        o.connections !== P99_CONNECTIONS
+          ? `not measured at ${P99_CONNECTIONS} connections (this run: ${o.connections})`
+          : highP99
+            ? `highest ${fmt(highP99.helixd.p99, 1)} ms (${highP99.op} ${highP99.kind})`
+            : 'n/a',
+      met: o.connections === P99_CONNECTIONS && highP99 ? o.rows.every((r) => r.helixd.p99 < P99_MS) : null,
+    },
+    {
+      line: `peak RSS of helixd < ${mb(RSS_BYTES)}`,
+      value: mb(o.peakRss),
+      met: o.peakRss === undefined ? null : o.peakRss < RSS_BYTES,
+    },
+    seed,
+  ];
+}
+
+export function budgetText(lines: BudgetLine[]): string[] {
+  return lines.map(
+    (b) => `  [${b.met === null ? 'n/a   ' : b.met ? 'met   ' : 'missed'}] ${b.line}: ${b.value}`,
+  );
+}
