@@ -18,11 +18,10 @@
 // those that 012 leaves as they were on PostgreSQL (their long text): what a cap would buy. Both
 // schemas vacuumed (the visibility map lets index-only scans skip the table) and dropped at the end.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, type Kysely, type KyselyPlugin, sql } from 'kysely';
@@ -37,8 +36,8 @@ import type { Database } from '../src/store/schema.ts';
 import { streamsPage } from '../src/store/streams.ts';
 import { subscriptionsPage } from '../src/store/subscriptions.ts';
 import { type VideoQuery, videosPage } from '../src/store/videos.ts';
+import { cpuSeconds, ROOT } from './child.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
 const FIRST = 20;
 
@@ -64,20 +63,12 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
-const cpuNow = () => {
-  const u = process.cpuUsage();
-  return u.user + u.system;
-};
-/** CPU seconds (user + system) a process has used, from /proc (a PostgreSQL backend here). */
-const procCpu = (pid: number) => () => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
+/** The middle value (of an odd count; the lower middle of an even one: rounds are few). */
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number;
+/** This process's CPU so far, µs. */
+const cpuNow = () => Object.values(process.cpuUsage()).reduce((a, b) => a + b, 0);
+/** A PostgreSQL backend's CPU so far, seconds. */
+const procCpu = (pid: number) => () => cpuSeconds(pid) ?? Number.NaN;
 
 async function seededStore(): Promise<string> {
   const file = join(ROOT, 'bench', 'data', `layout-u${users}-s1.db`);
