@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
 
@@ -28,11 +28,22 @@ function ofBroadcaster(
   db: Kysely<Database>,
   broadcasterId: number,
   names: boolean,
+  userIds?: readonly number[],
 ): SelectQueryBuilder<Database, 'subscriptions', ListedSubscription> {
-  const rows = db
-    .selectFrom('subscriptions')
-    .selectAll('subscriptions')
-    .where('subscriptions.broadcaster_id', '=', broadcasterId);
+  let rows = db.selectFrom('subscriptions').selectAll('subscriptions');
+  if (userIds !== undefined && db.getExecutor().adapter instanceof SqliteAdapter) {
+    // Given users, on SQLite: as (broadcaster, user) pairs, which only the primary key serves. For
+    // `broadcaster_id = ? AND user_id IN (...)` SQLite, which plans without statistics, prefers
+    // reading the broadcaster's whole range of the listing index (covering since migration 012) to
+    // probing the primary key once per user, and that range is every subscriber of the channel.
+    const pairs = userIds.map((id) => sql`(${broadcasterId}, ${id})`);
+    rows = rows.where(
+      sql<boolean>`(subscriptions.broadcaster_id, subscriptions.user_id) in (values ${sql.join(pairs)})`,
+    );
+  } else {
+    rows = rows.where('subscriptions.broadcaster_id', '=', broadcasterId);
+    if (userIds !== undefined) rows = rows.where('subscriptions.user_id', 'in', userIds);
+  }
   if (!names) return rows;
   return rows
     .leftJoin('users as u', 'u.id', 'subscriptions.user_id')
@@ -67,9 +78,7 @@ export async function subscriptionsOfUsers(
   names = false,
 ): Promise<ListedSubscription[]> {
   if (userIds.length === 0) return [];
-  const rows = await ofBroadcaster(db, broadcasterId, names)
-    .where('subscriptions.user_id', 'in', userIds)
-    .execute();
+  const rows = await ofBroadcaster(db, broadcasterId, names, userIds).execute();
   return rows.sort((a, b) => b.created_at - a.created_at || b.user_id - a.user_id);
 }
 
