@@ -104,7 +104,7 @@ export interface Answer {
 export function request(
   port: number,
   path: string,
-  o: { method?: string; headers?: Record<string, string>; agent?: Agent | false } = {},
+  o: { method?: string; headers?: Record<string, string>; agent?: Agent | false; body?: string } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -127,7 +127,7 @@ export function request(
       },
     );
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
-    req.end();
+    req.end(o.body);
   });
 }
 
@@ -142,6 +142,26 @@ export async function pidsOf(s: Served, ids: RegExp, count: number): Promise<Map
     if (byId.size >= count || Date.now() > deadline) return byId;
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Requests on connections of their own: the primary hands each new one to the next worker. */
+const FRESH = 6;
+
+let batch = 0;
+/** FRESH requests, each on a new connection, and the pid that answered each. */
+export async function spread(
+  s: Served,
+  path: string,
+  o: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ answers: Answer[]; pids: Set<number> }> {
+  const tag = `b${++batch}-`;
+  const answers = await Promise.all(
+    Array.from({ length: FRESH }, (_, i) =>
+      request(s.port, path, { ...o, headers: { ...o.headers, 'x-request-id': `${tag}${i}` } }),
+    ),
+  );
+  const pids = await pidsOf(s, new RegExp(`^${tag}`), FRESH);
+  return { answers, pids: new Set(pids.values()) };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
