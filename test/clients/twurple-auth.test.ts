@@ -12,12 +12,13 @@ import {
   revokeToken,
 } from '@twurple/auth';
 import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { pointTwurpleAt } from './twurple.ts';
 
 forEachStore('Twurple against helixd in mock mode', (kind: StoreKind) => {
   let t: TestApp;
   let base: string;
   let client: { id: string; secret: string };
-  const previousPort = process.env.TWURPLE_MOCK_API_PORT;
+  let restore: () => void;
 
   /** The top games as helixd serves them, every page. */
   async function allTopGameIds(): Promise<string[]> {
@@ -34,18 +35,12 @@ forEachStore('Twurple against helixd in mock mode', (kind: StoreKind) => {
 
   before(async () => {
     t = await startTestApp(kind, { config: { rateLimit: 800 } });
-    // Twurple calls http://localhost:<port>: listen on every address localhost names.
-    await t.app.listen({ port: 0, host: 'localhost' });
-    const addr = t.app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : 0;
-    base = `http://localhost:${port}`;
-    process.env.TWURPLE_MOCK_API_PORT = String(port);
+    ({ base, restore } = await pointTwurpleAt(t));
     const units = await (await fetch(`${base}/units/clients`)).json();
     client = { id: units.data[0].ID, secret: units.data[0].Secret };
   });
   after(async () => {
-    if (previousPort === undefined) delete process.env.TWURPLE_MOCK_API_PORT;
-    else process.env.TWURPLE_MOCK_API_PORT = previousPort;
+    restore?.();
     await t.close();
   });
 

@@ -1,13 +1,14 @@
 // Twurple 8 against a listening helixd whose clock the test drives (POST /admin/clock), in mock
-// mode (TWURPLE_MOCK_API_PORT, as in twurple-auth.test.ts). Time passes for helixd alone: Twurple's
-// own reckoning still holds its user token live, so the 401 of the expired token is what makes it
-// refresh, by itself, and repeat the call. A report URL Twurple fetched expires as production's
+// mode (test/clients/twurple.ts). Time passes for helixd alone: Twurple's own reckoning still holds
+// its user token live, so the 401 of the expired token is what makes it refresh, by itself, and
+// repeat the call. A report URL Twurple fetched expires as production's
 // does once 5 minutes of server time have passed.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { type AccessToken, RefreshingAuthProvider } from '@twurple/auth';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { pointTwurpleAt } from './twurple.ts';
 
 const ADMIN_TOKEN = 'twurple-clock-admin-token-0123456789-01';
 
@@ -15,21 +16,16 @@ forEachStore('Twurple against helixd with a driven clock', (kind: StoreKind) => 
   let t: TestApp;
   let base: string;
   let client: { id: string; secret: string };
-  const previousPort = process.env.TWURPLE_MOCK_API_PORT;
+  let restore: () => void;
 
   before(async () => {
     t = await startTestApp(kind, { users: 30, config: { adminToken: ADMIN_TOKEN } });
-    await t.app.listen({ port: 0, host: 'localhost' });
-    const addr = t.app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : 0;
-    base = `http://localhost:${port}`;
-    process.env.TWURPLE_MOCK_API_PORT = String(port);
+    ({ base, restore } = await pointTwurpleAt(t));
     const units = await (await fetch(`${base}/units/clients`)).json();
     client = { id: units.data[0].ID, secret: units.data[0].Secret };
   });
   after(async () => {
-    if (previousPort === undefined) delete process.env.TWURPLE_MOCK_API_PORT;
-    else process.env.TWURPLE_MOCK_API_PORT = previousPort;
+    restore?.();
     await t.close();
   });
 
