@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { after, before, it } from 'node:test';
-import { cliDb, forEachStore, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
-import { type Answer, request, type Served, serve, sleep, spread } from './serve.ts';
+import { forEachStore, type StoreKind } from '../helpers.ts';
+import { type Answer, request, serveOnTempStore, sleep, spread } from './serve.ts';
 
 const ADMIN_TOKEN = 'clock-admin-token-0123456789-0123456789';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -34,16 +34,12 @@ const json = (a: Answer) => {
 };
 
 forEachStore('the driven clock under serve --workers 2 --clock-speed 600', (kind: StoreKind) => {
-  let temp: TempStore;
-  let s: Served;
+  let s: Awaited<ReturnType<typeof serveOnTempStore>>;
 
   before(async () => {
-    temp = await tempStore(kind);
-    const db = cliDb({ url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) });
-    s = await serve(
+    s = await serveOnTempStore(
+      kind,
       [
-        '--db',
-        db,
         '--workers',
         '2',
         '--drain',
@@ -62,13 +58,7 @@ forEachStore('the driven clock under serve --workers 2 --clock-speed 600', (kind
       2,
     );
   });
-  after(async () => {
-    if (s.child.exitCode === null) {
-      s.child.kill('SIGTERM');
-      await s.exited;
-    }
-    await temp.drop();
-  });
+  after(() => s?.stop());
 
   /** GET /admin/clock on fresh connections until both workers have answered. */
   async function readingsOfBoth(): Promise<ClockAnswer[]> {

@@ -3,7 +3,7 @@
 // chooses (a keep-alive agent, or a connection of its own).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { HELIXD_DEV_BIN } from '../helpers.ts';
+import { cliDb, HELIXD_DEV_BIN, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
 
 /** Starting under a loaded machine compiles the sources first: generous, never a measurement. */
 const START_TIMEOUT_MS = 60_000;
@@ -86,6 +86,38 @@ export async function serve(args: readonly string[], workers = 1): Promise<Serve
     workerPids: workers > 1 ? (started[1] as string).split(', ').map(Number) : [],
     exited,
     waitFor,
+  };
+}
+
+/**
+ * `serve(args)` on a fresh store of `kind` (`--db` is given here). `stop` ends the program (a
+ * stopped one is continued first) and drops the store.
+ */
+export async function serveOnTempStore(
+  kind: StoreKind,
+  args: readonly string[],
+  workers = 1,
+): Promise<Served & { temp: TempStore; stop(): Promise<void> }> {
+  const temp = await tempStore(kind);
+  const db = cliDb({ url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) });
+  let s: Served;
+  try {
+    s = await serve(['--db', db, ...args], workers);
+  } catch (err) {
+    await temp.drop();
+    throw err;
+  }
+  return {
+    ...s,
+    temp,
+    async stop() {
+      if (s.child.exitCode === null && s.child.signalCode === null) {
+        s.child.kill('SIGCONT');
+        s.child.kill('SIGTERM');
+        await s.exited;
+      }
+      await temp.drop();
+    },
   };
 }
 
