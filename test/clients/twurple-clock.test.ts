@@ -8,21 +8,19 @@ import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { type AccessToken, RefreshingAuthProvider } from '@twurple/auth';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { pointTwurpleAt } from './twurple.ts';
+import { authorizeUser, type DemoClient, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
 const ADMIN_TOKEN = 'twurple-clock-admin-token-0123456789-01';
 
 forEachStore('Twurple against helixd with a driven clock', (kind: StoreKind) => {
   let t: TestApp;
   let base: string;
-  let client: { id: string; secret: string };
+  let client: DemoClient;
   let restore: () => void;
 
   before(async () => {
     t = await startTestApp(kind, { users: 30, config: { adminToken: ADMIN_TOKEN } });
-    ({ base, restore } = await pointTwurpleAt(t));
-    const units = await (await fetch(`${base}/units/clients`)).json();
-    client = { id: units.data[0].ID, secret: units.data[0].Secret };
+    ({ base, client, restore } = await pointTwurpleAt(t));
   });
   after(async () => {
     restore?.();
@@ -41,24 +39,11 @@ forEachStore('Twurple against helixd with a driven clock', (kind: StoreKind) => 
 
   /** A provider holding a user token (and its refresh token) of the demo broadcaster from helixd. */
   async function providerWithUser(scope: string) {
-    const q = new URLSearchParams({
-      client_id: client.id,
-      client_secret: client.secret,
-      grant_type: 'user_token',
-      user_id: String(t.seed?.demoUserId),
-      scope,
-    });
-    const minted = await (await fetch(`${base}/auth/authorize?${q}`, { method: 'POST' })).json();
+    const minted = await authorizeUser(base, client, String(t.seed?.demoUserId), scope);
     const provider = new RefreshingAuthProvider({ clientId: client.id, clientSecret: client.secret });
     const refreshes: AccessToken[] = [];
     provider.onRefresh((_userId, token) => refreshes.push(token));
-    const userId = await provider.addUserForToken({
-      accessToken: minted.access_token,
-      refreshToken: minted.refresh_token,
-      expiresIn: minted.expires_in,
-      obtainmentTimestamp: Date.now(),
-      scope: minted.scope,
-    });
+    const userId = await provider.addUserForToken(twurpleToken(minted));
     return { provider, refreshes, userId, minted };
   }
 
