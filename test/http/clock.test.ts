@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { forEachStore, helixd, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import {
+  forEachStore,
+  helixd,
+  postForm,
+  type StoreKind,
+  startTestApp,
+  TEST_NOW,
+  type TestApp,
+} from '../helpers.ts';
 
 const ADMIN_TOKEN = 'clock-admin-token-0123456789-0123456789';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -50,13 +58,7 @@ forEachStore('the driven clock: /admin/clock', (kind: StoreKind) => {
     assert.equal(res.statusCode, 200, res.body);
     return res.json();
   };
-  const form = (url: string, params: Record<string, string>) =>
-    t.inject({
-      method: 'POST',
-      url,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams(params).toString(),
-    });
+  const form = (url: string, params: Record<string, string>) => postForm(t, url, params);
   /** A user token of the demo broadcaster from the token service (POST /auth/authorize). */
   const userToken = async (scope = '') => {
     const res = await form('/auth/authorize', {
