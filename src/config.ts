@@ -236,9 +236,12 @@ export function loadConfig(
         `the production profile never injects faults: remove ${given.map(label).join(' and ')}`,
       );
   }
-  // Production runs on real time: a driven clock is for tests (README "Driven clock").
+  // Production's clock runs at real speed (from --now, if given): a driven clock is for tests
+  // (README "Driven clock").
   if (production && pick('clockSpeed') !== undefined)
-    throw new ConfigError(`the production profile runs on real time: remove ${label('clockSpeed')}`);
+    throw new ConfigError(
+      `the production profile runs its clock at real speed: remove ${label('clockSpeed')}`,
+    );
   const faultsRaw = pick('faults');
   let faults: FaultRule[] = [];
   try {

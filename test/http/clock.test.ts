@@ -241,7 +241,7 @@ forEachStore('the driven clock in the production profile', (kind: StoreKind) => 
   });
   after(() => t.close());
 
-  it('has no /admin/clock: production runs on real time', async () => {
+  it("has no /admin/clock: production's clock runs at real speed", async () => {
     assert.equal((await t.get('/admin/users?first=1', ADMIN)).statusCode, 200);
     assert.equal((await t.get('/admin/clock', ADMIN)).statusCode, 404);
     const post = await t.inject({
@@ -275,10 +275,10 @@ describe('--clock-speed', () => {
     }
   });
 
-  it('is refused by the production profile, which runs on real time', async () => {
+  it('is refused by the production profile, whose clock runs at real speed', async () => {
     assert.throws(
       () => loadConfig({ ...production, clockSpeed: '60' }, {}),
-      /the production profile runs on real time: remove HELIXD_CLOCK_SPEED \/ --clock-speed$/,
+      /the production profile runs its clock at real speed: remove HELIXD_CLOCK_SPEED \/ --clock-speed$/,
     );
     assert.throws(
       () => loadConfig(production, { HELIXD_CLOCK_SPEED: '1' }),
@@ -300,7 +300,7 @@ describe('--clock-speed', () => {
     assert.equal(run.code, 1);
     assert.match(
       run.stderr,
-      /the production profile runs on real time: remove HELIXD_CLOCK_SPEED \/ --clock-speed/,
+      /the production profile runs its clock at real speed: remove HELIXD_CLOCK_SPEED \/ --clock-speed/,
     );
   });
 });
