@@ -61,7 +61,7 @@ export class ClusterClock {
 
   /** What a worker starting now reads. */
   get shared(): SharedReading {
-    return { version: this.#version, reading: this.clock.reading };
+    return { version: this.#version, reading: this.clock.anchor };
   }
 
   /** `worker` hears every move from now on: call it just before sending the worker `shared`. */

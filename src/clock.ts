@@ -54,7 +54,12 @@ export class DrivenClock implements Clock {
     return Math.floor(nowMs + (realMs - this.#at.realMs) * speed);
   }
 
-  /** The clock's reading as of this instant (what another process adopts to read the same). */
+  /** The reading the clock runs from: another process that adopts it reads the same clock. */
+  get anchor(): ClockReading {
+    return { ...this.#at };
+  }
+
+  /** The clock's reading as of this instant: its now beside the real time it was read at. */
   get reading(): ClockReading {
     const realMs = this.real();
     return { realMs, nowMs: this.#nowAt(realMs), speed: this.#at.speed };
