@@ -1,9 +1,10 @@
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
-import type { Clock } from './clock.ts';
+import { type Clock, type ClockDriver, DrivenClock, localDriver } from './clock.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { clockRoutes } from './http/clock.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { faultRoutes, installFaults } from './http/faults.ts';
@@ -39,6 +40,13 @@ export interface AppDeps {
   config: Config;
   store: Store;
   clock: Clock;
+  /**
+   * moves `clock` (POST /admin/clock): under `--workers`, in every worker; default: `clock` alone,
+   * when it is a DrivenClock (else the clock has no admin route)
+   */
+  clockDriver?: ClockDriver;
+  /** the rate limiter's clock; default `clock` (src/server.ts passes the system's, and says why) */
+  rateClock?: Clock;
   /** signing secret (see resolveSecret in store/settings.ts) */
   secret: string;
   /** false in tests that don't want request logs */
@@ -76,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           ? new RedisRateLimitStore(deps.config.redisUrl, { commandTimeout: deps.config.queryTimeout })
           : new MemoryRateLimitStore()),
       deps.config.rateLimit,
-      deps.clock,
+      deps.rateClock ?? deps.clock,
       metrics.rateLimitRefusal,
     ),
     tokens: new TokenCache(deps.store, metrics.tokenLookup),
@@ -121,7 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
   app.setErrorHandler(handleError);
-  const faults = installFaults(app, deps.config, deps.clock, metrics);
+  const faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics);
   app.setNotFoundHandler((_req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));
   });
@@ -147,6 +155,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   decommissionedRoutes(app, ctx);
   adminRoutes(app, ctx);
   faultRoutes(app, ctx, faults);
+  const clockDriver =
+    deps.clockDriver ?? (deps.clock instanceof DrivenClock ? localDriver(deps.clock) : undefined);
+  if (clockDriver) clockRoutes(app, ctx, clockDriver);
 
   await app.ready();
   return app;

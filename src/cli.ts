@@ -94,6 +94,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--public-url <url>', `this server's base URL as callers see it ${env('publicUrl')}`)
     .option('--site-url <url>', `base URL of the platform's site, for links in answers ${env('siteUrl')}`)
     .option('--now <iso>', `start the server clock at this instant ${env('now')}`)
+    .option(
+      '--clock-speed <n>',
+      `run the server clock n times faster than real time, e.g. 60 (not in production), default 1 ${env('clockSpeed')}`,
+    )
     .option('--legacy', `serve the decommissioned operations from the store ${env('legacy')}`)
     .option('--rate-limit <points>', `rate-limit points per minute, 0 = off, default 800 ${env('rateLimit')}`)
     .option('--redis-url <url>', `Redis for rate-limit buckets shared by instances ${env('redisUrl')}`)

@@ -12,9 +12,11 @@
 // and PostgreSQL keeps none. Not shared: in-process rate-limit buckets (each worker has its own,
 // so a client may get up to N times the limit; --redis-url shares them, as between instances).
 // /metrics, answered by any worker, reports the sum over every worker: the primary gathers it
-// (src/http/metrics.ts).
+// (src/http/metrics.ts). The server clock is the primary's: every worker reads it, and a move asked
+// of any worker moves it in all of them (src/clock-cluster.ts).
 import cluster, { type Worker } from 'node:cluster';
 import { clockFor } from './clock.ts';
+import { ClusterClock, joinClusterClock, type SharedReading, workerClockDriver } from './clock-cluster.ts';
 import type { Config } from './config.ts';
 import { ClusterMetrics, joinClusterMetrics } from './http/metrics.ts';
 import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
@@ -25,9 +27,14 @@ type Print = (line: string) => void;
 type Stop = (o: { drain: boolean }) => Promise<void>;
 
 /** primary to worker */
-type Message = { type: 'start'; config: Config; prepared: Prepared } | { type: 'stop'; drain: boolean };
+type Message =
+  | { type: 'start'; config: Config; prepared: Prepared; clock: SharedReading }
+  | { type: 'stop'; drain: boolean };
 /** worker to primary: it listens for messages (and wants its 'start') */
-type WorkerMessage = { type: 'ready' } | { type: 'helixd:metrics' };
+type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'helixd:metrics' }
+  | { type: 'helixd:clock-move' | 'helixd:clock-took' };
 
 /** A worker that died is started again after this, doubled for each death in the last minute. */
 const RESTART_FIRST_MS = 100;
@@ -77,14 +84,14 @@ export function untilStopSignal(
 /** The primary of `--workers N`: returns once every worker has stopped after a stop signal. */
 export async function servePrimary(requested: Config, print: Print): Promise<void> {
   const config = await withConcretePort(requested);
-  const clock = clockFor(config);
-  const workers = new Workers(config, print);
+  const clock = new ClusterClock(clockFor(config), config.queryTimeout);
+  const workers = new Workers(config, clock, print);
   try {
-    const prepared = await prepareStore(config, clock, print);
+    const prepared = await prepareStore(config, clock.clock, print);
     await workers.start(prepared);
     const store = openStore({ url: config.db });
     try {
-      await announce(config, store, clock, prepared, print);
+      await announce(config, store, clock.clock, prepared, print);
     } finally {
       await store.close();
     }
@@ -107,6 +114,7 @@ export async function servePrimary(requested: Config, print: Print): Promise<voi
 
 class Workers {
   readonly #config: Config;
+  readonly #clock: ClusterClock;
   readonly #print: Print;
   /** workers that are serving */
   readonly #listening = new Set<Worker>();
@@ -116,8 +124,9 @@ class Workers {
   readonly #metrics = new ClusterMetrics();
   #deaths: number[] = [];
 
-  constructor(config: Config, print: Print) {
+  constructor(config: Config, clock: ClusterClock, print: Print) {
     this.#config = config;
+    this.#clock = clock;
     this.#print = print;
   }
 
@@ -150,13 +159,16 @@ class Workers {
     const worker = cluster.fork();
     // Asked for by the worker once it listens for messages: one sent earlier would be lost.
     worker.on('message', (m: WorkerMessage) => {
-      if (m.type === 'ready')
+      if (m.type === 'ready') {
+        // It hears every move of the clock from here on, and starts from the reading of now.
+        this.#clock.join(worker);
         worker.send({
           type: 'start',
           config: this.#config,
           prepared: this.#prepared as Prepared,
+          clock: this.#clock.shared,
         } satisfies Message);
-      else this.#metrics.answer(worker, m);
+      } else if (!this.#clock.answer(worker, m)) this.#metrics.answer(worker, m);
     });
     worker.once('listening', () => this.#listening.add(worker));
     worker.once('exit', () => this.#listening.delete(worker));
@@ -212,15 +224,20 @@ export async function serveWorker(): Promise<void> {
   const ignore = () => {};
   process.on('SIGINT', ignore);
   process.on('SIGTERM', ignore);
-  // Before the primary hears from this worker, so that no ask for its figures finds it deaf.
+  // Before the primary hears from this worker, so that no ask for its figures, and no move of the
+  // clock, finds it deaf.
   joinClusterMetrics();
+  joinClusterClock();
   try {
     const start = await new Promise<Message>((resolve) => {
       process.once('message', resolve);
       process.send?.({ type: 'ready' } satisfies WorkerMessage);
     });
     if (start.type !== 'start') return;
-    const running = await startServer(start.config, () => {}, { prepared: start.prepared });
+    const running = await startServer(start.config, () => {}, {
+      prepared: start.prepared,
+      clock: workerClockDriver(start.clock, start.config.queryTimeout),
+    });
     await new Promise<void>((resolve, reject) => {
       process.on('message', (m: Message) => {
         if (m.type !== 'stop') return;

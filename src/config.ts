@@ -33,6 +33,8 @@ export interface Config {
   readonly siteUrl: string;
   /** pin the server clock's start (ISO 8601); unset: the system clock */
   readonly now: string | undefined;
+  /** how many times faster than real time the server clock runs (from `now`); 1: real speed */
+  readonly clockSpeed: number;
   /** serve the decommissioned operations from the store instead of 410 */
   readonly legacy: boolean;
   /** rate-limit bucket size in points per minute; 0 switches rate limiting off */
@@ -83,6 +85,7 @@ export const ENV_NAMES: Record<ConfigOption, string> = {
   publicUrl: 'HELIXD_PUBLIC_URL',
   siteUrl: 'HELIXD_SITE_URL',
   now: 'HELIXD_NOW',
+  clockSpeed: 'HELIXD_CLOCK_SPEED',
   legacy: 'HELIXD_LEGACY',
   rateLimit: 'HELIXD_RATE_LIMIT',
   redisUrl: 'HELIXD_REDIS_URL',
@@ -138,6 +141,18 @@ function int(v: string | number | boolean, name: string, min: number, max: numbe
   const n = typeof v === 'number' ? v : Number(String(v).trim());
   if (!Number.isInteger(n) || n < min || n > max)
     throw new ConfigError(`${name}: "${v}" must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+/** The fastest `--clock-speed`: a year of server time in about half a minute. */
+export const MAX_CLOCK_SPEED = 1_000_000;
+
+function speed(v: string | number | boolean, name: string): number {
+  const n = typeof v === 'number' ? v : /^\d+(\.\d+)?$/.test(String(v).trim()) ? Number(v) : Number.NaN;
+  if (!(n > 0 && n <= MAX_CLOCK_SPEED))
+    throw new ConfigError(
+      `${name}: "${v}" must be a number greater than 0 and at most ${MAX_CLOCK_SPEED} (60: the clock runs 60 times faster than real time)`,
+    );
   return n;
 }
 
@@ -221,6 +236,12 @@ export function loadConfig(
         `the production profile never injects faults: remove ${given.map(label).join(' and ')}`,
       );
   }
+  // Production's clock runs at real speed (from --now, if given): a driven clock is for tests
+  // (README "Driven clock").
+  if (production && pick('clockSpeed') !== undefined)
+    throw new ConfigError(
+      `the production profile runs its clock at real speed: remove ${label('clockSpeed')}`,
+    );
   const faultsRaw = pick('faults');
   let faults: FaultRule[] = [];
   try {
@@ -248,6 +269,7 @@ export function loadConfig(
   const now = nowRaw === undefined ? undefined : String(nowRaw);
   if (now !== undefined && Number.isNaN(Date.parse(now)))
     throw new ConfigError(`${label('now')}: "${now}" is not an ISO 8601 date-time`);
+  const clockSpeed = speed(pick('clockSpeed') ?? 1, label('clockSpeed'));
   const legacy = bool(pick('legacy') ?? false, label('legacy'));
   const rateLimit = int(pick('rateLimit') ?? 800, label('rateLimit'), 0, 1_000_000_000);
   const redisRaw = pick('redisUrl');
@@ -284,6 +306,7 @@ export function loadConfig(
     publicUrl,
     siteUrl,
     now,
+    clockSpeed,
     legacy,
     rateLimit,
     redisUrl,

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
-import { type Clock, clockFor, nowSeconds } from './clock.ts';
+import { type Clock, type ClockDriver, clockFor, localDriver, nowSeconds, systemClock } from './clock.ts';
 import type { Config } from './config.ts';
 import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
@@ -107,15 +107,16 @@ export async function announce(
  * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
  * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone. A
  * worker of `--workers` passes what its primary prepared instead: it neither writes the store at
- * start nor prints.
+ * start nor prints, and reads the clock its primary drives (src/clock-cluster.ts).
  */
 export async function startServer(
   requested: Config,
   print: Print = (l) => process.stderr.write(`${l}\n`),
-  worker?: { prepared: Prepared },
+  worker?: { prepared: Prepared; clock: ClockDriver },
 ): Promise<Running> {
   const config = await withConcretePort(requested);
-  const clock = clockFor(config);
+  const clockDriver = worker?.clock ?? localDriver(clockFor(config));
+  const clock = clockDriver.clock;
   // Requests get a deadline on every query. The connection opens before the one that prepared the
   // store closes: the last connection to a SQLite file to close copies the WAL into the file and
   // syncs it (up to a tenth of a second of a start here), which the server's connection does later.
@@ -132,6 +133,11 @@ export async function startServer(
       config,
       store,
       clock,
+      clockDriver,
+      // The rate limiter counts requests in real time, whatever the server clock reads: a driven
+      // clock (--clock-speed, POST /admin/clock) must not refill a client's bucket, nor give it N
+      // times production's rate; and a client waits for Ratelimit-Reset by its own (real) clock.
+      rateClock: systemClock,
       secret: prepared.secret,
       drain: shutdown,
       clusterWorker: worker !== undefined,

@@ -240,6 +240,15 @@ export async function startTestApp(kind: StoreKind, o: TestAppOptions = {}): Pro
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** POST `params` to `url` as a form, as clients call the token service. */
+export const postForm = (t: TestApp, url: string, params: Record<string, string>) =>
+  t.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams(params).toString(),
+  });
+
 /**
  * Golden answers: `test/golden/<file>` holds the expected body, indented for review; the wire body
  * must equal its compact form byte for byte, on every store. UPDATE_GOLDEN=1 rewrites the file from

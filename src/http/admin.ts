@@ -32,7 +32,7 @@ const ADMIN_ERRORS = {
   413: 'The body is larger than 32 MiB',
   415: 'The body is not JSON (Content-Type: application/json)',
   500: 'An unexpected failure (its details are logged, never sent)',
-  503: 'The store is unreachable',
+  503: 'The store is unreachable (/admin/clock under --workers: a worker did not take the move in time)',
 } as const;
 
 export interface AdminRouteDef {

@@ -78,6 +78,7 @@ export class FaultInjector {
 
   constructor(
     private readonly config: Config,
+    /** the rate limiter's clock: an injected 429 names the reset the limiter's own would */
     private readonly clock: Clock,
     private readonly metrics: AppMetrics,
   ) {

@@ -12,12 +12,13 @@ import {
   revokeToken,
 } from '@twurple/auth';
 import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { authorizeUser, type DemoClient, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
 forEachStore('Twurple against helixd in mock mode', (kind: StoreKind) => {
   let t: TestApp;
   let base: string;
-  let client: { id: string; secret: string };
-  const previousPort = process.env.TWURPLE_MOCK_API_PORT;
+  let client: DemoClient;
+  let restore: () => void;
 
   /** The top games as helixd serves them, every page. */
   async function allTopGameIds(): Promise<string[]> {
@@ -34,18 +35,10 @@ forEachStore('Twurple against helixd in mock mode', (kind: StoreKind) => {
 
   before(async () => {
     t = await startTestApp(kind, { config: { rateLimit: 800 } });
-    // Twurple calls http://localhost:<port>: listen on every address localhost names.
-    await t.app.listen({ port: 0, host: 'localhost' });
-    const addr = t.app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : 0;
-    base = `http://localhost:${port}`;
-    process.env.TWURPLE_MOCK_API_PORT = String(port);
-    const units = await (await fetch(`${base}/units/clients`)).json();
-    client = { id: units.data[0].ID, secret: units.data[0].Secret };
+    ({ base, client, restore } = await pointTwurpleAt(t));
   });
   after(async () => {
-    if (previousPort === undefined) delete process.env.TWURPLE_MOCK_API_PORT;
-    else process.env.TWURPLE_MOCK_API_PORT = previousPort;
+    restore?.();
     await t.close();
   });
 
@@ -77,22 +70,9 @@ forEachStore('Twurple against helixd in mock mode', (kind: StoreKind) => {
 
   it('uses a user token from POST /auth/authorize, refreshes it and revokes it', async () => {
     const demoId = String(t.seed?.demoUserId);
-    const q = new URLSearchParams({
-      client_id: client.id,
-      client_secret: client.secret,
-      grant_type: 'user_token',
-      user_id: demoId,
-      scope: 'user:read:broadcast',
-    });
-    const minted = await (await fetch(`${base}/auth/authorize?${q}`, { method: 'POST' })).json();
+    const minted = await authorizeUser(base, client, demoId, 'user:read:broadcast');
     const provider = new RefreshingAuthProvider({ clientId: client.id, clientSecret: client.secret });
-    const userId = await provider.addUserForToken({
-      accessToken: minted.access_token,
-      refreshToken: minted.refresh_token,
-      expiresIn: minted.expires_in,
-      obtainmentTimestamp: Date.now(),
-      scope: minted.scope,
-    });
+    const userId = await provider.addUserForToken(twurpleToken(minted));
     assert.equal(userId, demoId, 'Twurple learnt the user from /auth/validate');
     assert.deepEqual(provider.getCurrentScopesForUser(userId), ['user:read:broadcast']);
 

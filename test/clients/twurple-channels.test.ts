@@ -7,6 +7,7 @@ import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { pointTwurpleAt } from './twurple.ts';
 
 interface Row {
   id: number;
@@ -20,7 +21,7 @@ forEachStore('Twurple reads the channel follow lists from helixd', (kind: StoreK
   let demo: number;
   let moderator: number;
   let fan: number;
-  const previousPort = process.env.TWURPLE_MOCK_API_PORT;
+  let restore: () => void;
 
   /** An API client whose every call carries a token of `userId` with `scopes`. */
   async function clientOf(userId: number, scopes: string[]): Promise<ApiClient> {
@@ -48,14 +49,10 @@ forEachStore('Twurple reads the channel follow lists from helixd', (kind: StoreK
         .orderBy('from_id')
         .executeTakeFirstOrThrow()
     ).from_id;
-    // Twurple calls http://localhost:<port>: listen on every address localhost names.
-    await t.app.listen({ port: 0, host: 'localhost' });
-    const addr = t.app.server.address();
-    process.env.TWURPLE_MOCK_API_PORT = String(typeof addr === 'object' && addr ? addr.port : 0);
+    ({ restore } = await pointTwurpleAt(t));
   });
   after(async () => {
-    if (previousPort === undefined) delete process.env.TWURPLE_MOCK_API_PORT;
-    else process.env.TWURPLE_MOCK_API_PORT = previousPort;
+    restore?.();
     await t.close();
   });
 

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { after, before, it } from 'node:test';
-import { cliDb, forEachStore, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
-import { pidsOf, request, type Served, serve } from '../reliability/serve.ts';
+import { forEachStore, type StoreKind } from '../helpers.ts';
+import { pidsOf, request, serveOnTempStore } from '../reliability/serve.ts';
 import { find, parse, type Sample, value } from './prometheus.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789-0123456789';
@@ -19,36 +19,16 @@ const sum = (samples: Sample[], name: string, labels: Record<string, string>) =>
   find(samples, name, labels).reduce((total, s) => total + s.value, 0);
 
 forEachStore('/metrics under serve --workers 2', (kind: StoreKind) => {
-  let temp: TempStore;
-  let s: Served;
+  let s: Awaited<ReturnType<typeof serveOnTempStore>>;
 
   before(async () => {
-    temp = await tempStore(kind);
-    const db = cliDb({ url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) });
-    s = await serve(
-      [
-        '--db',
-        db,
-        '--workers',
-        '2',
-        '--drain',
-        '0s',
-        '--metrics-token',
-        METRICS_TOKEN,
-        '--query-timeout',
-        '2s',
-      ],
+    s = await serveOnTempStore(
+      kind,
+      ['--workers', '2', '--drain', '0s', '--metrics-token', METRICS_TOKEN, '--query-timeout', '2s'],
       2,
     );
   });
-  after(async () => {
-    if (s.child.exitCode === null) {
-      s.child.kill('SIGCONT');
-      s.child.kill('SIGTERM');
-      await s.exited;
-    }
-    await temp.drop();
-  });
+  after(() => s?.stop());
 
   it('reports the requests of both workers, summed, whichever worker answers', async () => {
     const answers = await Promise.all(

@@ -33,6 +33,8 @@ const FUZZ_CLIENT = { id: 'fuzzclient000000000000000000001', secret: 'fuzz-clien
 const TOKEN_SERVICE = /^\/(oauth2|auth)\//;
 /** The injected-fault rules (src/http/faults.ts): an admin route that holds no records. */
 const FAULTS_PATH = '/admin/faults';
+/** The server clock (src/http/clock.ts): an admin route that holds no records, and moves forward only. */
+const CLOCK_PATH = '/admin/clock';
 /** What a report URL carries (src/reports/signing.ts); /openapi.json does not list it. */
 const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];
 
@@ -92,7 +94,8 @@ function routesOf(doc: OpenApi): Route[] {
         path,
         query,
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
-        // Records' routes only: /admin/batch takes records of every kind, /admin/faults holds rules.
+        // Records' routes only: /admin/batch takes records of every kind, /admin/faults holds rules,
+        // /admin/clock the server clock.
         ...(admin && recordKindByPlural(admin) ? { plural: admin } : {}),
       });
     }
@@ -410,6 +413,34 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
     );
     const body = fc.record(
       { faults: fc.oneof({ arbitrary: rules, weight: 4 }, jsonJunk), seed: fc.oneof(fc.integer(), jsonJunk) },
+      { requiredKeys: [] },
+    );
+    return fc.oneof(
+      { arbitrary: body.map(json), weight: 8 },
+      { arbitrary: jsonJunk.map(json), weight: 1 },
+      { arbitrary: brokenBody, weight: 1 },
+    );
+  }
+  if (route.path === CLOCK_PATH) {
+    // Moves of minutes to a day, and ones refused: back in time, malformed, both fields or neither.
+    // The clock only moves forward, so the moves stay small: the cases' tokens live for years.
+    const to = fc
+      .integer({ min: -1440, max: 1440 })
+      .map((minutes) => new Date(TEST_NOW + minutes * 60_000).toISOString().replace('.000Z', 'Z'));
+    const advance = fc.oneof(
+      fc.constantFrom('1s', '90s', '15m', '4h', '1d', '0s', '-1m', '1e3s', '5 m', '1w'),
+      fc.integer({ min: -100, max: 100_000 }).map(String),
+    );
+    const body = fc.record(
+      {
+        advance: fc.oneof({ arbitrary: advance, weight: 4 }, jsonJunk),
+        // Malformed and past instants; never a far one, which would expire every token.
+        to: fc.oneof(
+          { arbitrary: to, weight: 4 },
+          fc.constantFrom(...INSTANTS.filter((i) => !i.startsWith('9999'))),
+          jsonJunk,
+        ),
+      },
       { requiredKeys: [] },
     );
     return fc.oneof(

@@ -3,7 +3,7 @@
 // chooses (a keep-alive agent, or a connection of its own).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { HELIXD_DEV_BIN } from '../helpers.ts';
+import { cliDb, HELIXD_DEV_BIN, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
 
 /** Starting under a loaded machine compiles the sources first: generous, never a measurement. */
 const START_TIMEOUT_MS = 60_000;
@@ -89,6 +89,38 @@ export async function serve(args: readonly string[], workers = 1): Promise<Serve
   };
 }
 
+/**
+ * `serve(args)` on a fresh store of `kind` (`--db` is given here). `stop` ends the program (a
+ * stopped one is continued first) and drops the store.
+ */
+export async function serveOnTempStore(
+  kind: StoreKind,
+  args: readonly string[],
+  workers = 1,
+): Promise<Served & { temp: TempStore; stop(): Promise<void> }> {
+  const temp = await tempStore(kind);
+  const db = cliDb({ url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) });
+  let s: Served;
+  try {
+    s = await serve(['--db', db, ...args], workers);
+  } catch (err) {
+    await temp.drop();
+    throw err;
+  }
+  return {
+    ...s,
+    temp,
+    async stop() {
+      if (s.child.exitCode === null && s.child.signalCode === null) {
+        s.child.kill('SIGCONT');
+        s.child.kill('SIGTERM');
+        await s.exited;
+      }
+      await temp.drop();
+    },
+  };
+}
+
 export interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
@@ -104,7 +136,7 @@ export interface Answer {
 export function request(
   port: number,
   path: string,
-  o: { method?: string; headers?: Record<string, string>; agent?: Agent | false } = {},
+  o: { method?: string; headers?: Record<string, string>; agent?: Agent | false; body?: string } = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -127,7 +159,7 @@ export function request(
       },
     );
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
-    req.end();
+    req.end(o.body);
   });
 }
 
@@ -142,6 +174,26 @@ export async function pidsOf(s: Served, ids: RegExp, count: number): Promise<Map
     if (byId.size >= count || Date.now() > deadline) return byId;
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Requests on connections of their own: the primary hands each new one to the next worker. */
+const FRESH = 6;
+
+let batch = 0;
+/** FRESH requests, each on a new connection, and the pid that answered each. */
+export async function spread(
+  s: Served,
+  path: string,
+  o: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ answers: Answer[]; pids: Set<number> }> {
+  const tag = `b${++batch}-`;
+  const answers = await Promise.all(
+    Array.from({ length: FRESH }, (_, i) =>
+      request(s.port, path, { ...o, headers: { ...o.headers, 'x-request-id': `${tag}${i}` } }),
+    ),
+  );
+  const pids = await pidsOf(s, new RegExp(`^${tag}`), FRESH);
+  return { answers, pids: new Set(pids.values()) };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,27 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { cliDb, forEachStore, helixd, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
-import { type Answer, pidsOf, request, type Served, serve } from './serve.ts';
-
-/** Requests on connections of their own: the primary hands each new one to the next worker. */
-const FRESH = 6;
-
-let batch = 0;
-/** FRESH requests, each on a new connection, and the pid that answered each. */
-async function spread(
-  s: Served,
-  path: string,
-  o: { method?: string; headers?: Record<string, string> } = {},
-): Promise<{ answers: Answer[]; pids: Set<number> }> {
-  const tag = `b${++batch}-`;
-  const answers = await Promise.all(
-    Array.from({ length: FRESH }, (_, i) =>
-      request(s.port, path, { ...o, headers: { ...o.headers, 'x-request-id': `${tag}${i}` } }),
-    ),
-  );
-  const pids = await pidsOf(s, new RegExp(`^${tag}`), FRESH);
-  return { answers, pids: new Set(pids.values()) };
-}
+import { pidsOf, request, type Served, serve, spread } from './serve.ts';
 
 const alive = (pid: number) => {
   try {

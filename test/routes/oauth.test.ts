@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { sha256 } from '../../src/auth/tokens.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, postForm, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
 
 const REDIRECT = 'http://localhost:3000/auth/callback';
 
@@ -34,13 +34,7 @@ forEachStore('token service', (kind: StoreKind) => {
   let client: DemoClient;
   let demoLogin: string;
 
-  const form = (url: string, params: Record<string, string>) =>
-    t.inject({
-      method: 'POST',
-      url,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams(params).toString(),
-    });
+  const form = (url: string, params: Record<string, string>) => postForm(t, url, params);
   const token = (params: Record<string, string>) =>
     form('/oauth2/token', { client_id: client.id, client_secret: client.secret, ...params });
   const authorizeUrl = (params: Record<string, string>) =>
