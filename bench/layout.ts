@@ -1038,7 +1038,9 @@ async function measureInsert(seeded: string): Promise<InsertResult> {
 
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL: the same clips (and users, for the names) in a schema made for the run and dropped
-// after it. a: helixd's own tables and indexes (helixd migrate); b: a copy of clips with one
+// after it. a: helixd's own tables and indexes (helixd migrate: since migration 011 the listing
+// indexes INCLUDE every other column); a0: a copy of clips with migration 003's listing indexes
+// (selector, view_count, id, created_at), as a was before 011; b: a copy of clips with one
 // covering index per listing, (selector, view_count, id) INCLUDE (every other column), vacuumed
 // so that the visibility map allows index-only scans; c: a copy with today's indexes, CLUSTERed on
 // the by-game one (a one-off reordering that PostgreSQL does not keep up as rows are written).
@@ -1047,6 +1049,8 @@ async function measureInsert(seeded: string): Promise<InsertResult> {
 interface PgResult {
   bytes: Record<string, number>;
   pages: Record<string, { figures: Figure[]; buffers: Record<string, string> }>;
+  /** the page query run by the backend alone, µs of its CPU per page (medians), by listing and table */
+  executor: Record<string, Record<string, number>>;
   insert?: { rows: number; load: Spent; buildSeconds: Record<string, Spent> };
   load: { start: string; end: string };
 }
@@ -1072,25 +1076,27 @@ async function measurePg(seeded: string): Promise<PgResult> {
         ]);
     }
     src.close();
+    // As a seeded store has them: the seed builds the indexes after the rows are in (bulk.ts), where
+    // rows inserted into built indexes leave their pages part empty (an INCLUDE index ~30% larger).
+    await admin.query('reindex table clips');
     const rest = (sel: string) => colsWithout(sel).join(', ');
-    await admin.query(`create table lay_b_clips (like clips including all excluding indexes)`);
-    await admin.query(`insert into lay_b_clips select * from clips`);
-    await admin.query(`alter table lay_b_clips add primary key (id)`);
-    for (const sel of SELECTORS)
-      await admin.query(
-        `create index lay_b_${short(sel)} on lay_b_clips (${sel}, view_count, id) include (${rest(sel)})`,
-      );
-    await admin.query(`create table lay_c_clips (like clips including all excluding indexes)`);
-    await admin.query(`insert into lay_c_clips select * from clips`);
-    await admin.query(`alter table lay_c_clips add primary key (id)`);
-    for (const sel of SELECTORS)
-      await admin.query(
-        `create index lay_c_${short(sel)} on lay_c_clips (${sel}, view_count, id, created_at)`,
-      );
+    /** A copy of clips, its primary key, and one index per listing: `key` after the selector. */
+    const copy = async (layout: string, key: (sel: string) => string) => {
+      await admin.query(`create table lay_${layout}_clips (like clips including all excluding indexes)`);
+      await admin.query(`insert into lay_${layout}_clips select * from clips`);
+      await admin.query(`alter table lay_${layout}_clips add primary key (id)`);
+      for (const sel of SELECTORS)
+        await admin.query(
+          `create index lay_${layout}_${short(sel)} on lay_${layout}_clips (${sel}, ${key(sel)})`,
+        );
+    };
+    await copy('a0', () => 'view_count, id, created_at');
+    await copy('b', (sel) => `view_count, id) include (${rest(sel)}`);
+    await copy('c', () => 'view_count, id, created_at');
     const tc = performance.now();
     await admin.query(`cluster lay_c_clips using lay_c_game`);
     const clusterSeconds = (performance.now() - tc) / 1000;
-    await admin.query(`vacuum analyze clips, users, lay_b_clips, lay_c_clips`);
+    await admin.query(`vacuum analyze clips, users, lay_a0_clips, lay_b_clips, lay_c_clips`);
     const rel = async (name: string) =>
       Number(
         (await admin.query(`select pg_relation_size($1::regclass) as n`, [`${schema}.${name}`])).rows[0].n,
@@ -1099,6 +1105,8 @@ async function measurePg(seeded: string): Promise<PgResult> {
       'a: clips table': await rel('clips'),
       'a: clips_game_views': await rel('clips_game_views'),
       'a: clips_broadcaster_views': await rel('clips_broadcaster_views'),
+      'a0: lay_a0_game (003)': await rel('lay_a0_game'),
+      'a0: lay_a0_broadcaster (003)': await rel('lay_a0_broadcaster'),
       'b: lay_b_game (INCLUDE)': await rel('lay_b_game'),
       'b: lay_b_broadcaster (INCLUDE)': await rel('lay_b_broadcaster'),
       'c: lay_c_clips table (clustered)': await rel('lay_c_clips'),
@@ -1130,7 +1138,7 @@ async function measurePg(seeded: string): Promise<PgResult> {
       const keys = (await admin.query(`select distinct ${selector} as k from clips order by 1`)).rows.map(
         (r) => Number(r.k),
       );
-      const read = (table: 'lay_b_clips' | 'lay_c_clips') => (value: number) =>
+      const read = (table: 'lay_a0_clips' | 'lay_b_clips' | 'lay_c_clips') => (value: number) =>
         keysetPage(
           db
             .selectFrom(table as 'lay_b_clips')
@@ -1142,6 +1150,12 @@ async function measurePg(seeded: string): Promise<PgResult> {
         );
       const units: Unit[] = [
         ...today("today's route (names: one users query per page on PostgreSQL)"),
+        {
+          name: 'a0',
+          what: "migration 003's index (before 011), mapped as the route maps",
+          run: mapped(read('lay_a0_clips')),
+        },
+        { name: 'a0.store', what: "003's index: keysetPage", run: read('lay_a0_clips') },
         {
           name: 'b',
           what: 'INCLUDE covering index, mapped as the route maps',
@@ -1187,7 +1201,8 @@ async function measurePg(seeded: string): Promise<PgResult> {
       );
       pages[short(selector)] = { figures, buffers };
     }
-    const result: PgResult = { bytes, pages, load: { start, end: load() } };
+    const executor = await pgExecutor(admin, ['clips', 'lay_a0_clips', 'lay_b_clips']);
+    const result: PgResult = { bytes, pages, executor, load: { start, end: load() } };
     if (!args['skip-insert']) {
       // Load then build, as the seed does: 1M clips into a table with its primary key, then each
       // layout's listing structures (dropped again before the next).
@@ -1245,6 +1260,50 @@ async function measurePg(seeded: string): Promise<PgResult> {
     await admin.query(`drop schema if exists ${schema} cascade`);
     await admin.end();
   }
+}
+
+/**
+ * The page query run by the backend alone, in a PL/pgSQL loop (parsed and planned each time, as
+ * the route's query is, but no protocol and no client): µs of the backend's CPU per page for each
+ * table, interleaved in rounds of 4,800 pages (a CPU tick of 10 ms is then ~2 µs per page).
+ */
+async function pgExecutor(
+  admin: pg.Client,
+  tables: string[],
+): Promise<Record<string, Record<string, number>>> {
+  await admin.query(`create function lay_pages(tbl text, sel text, keys bigint[]) returns bigint language plpgsql as $$
+    declare k bigint; n bigint := 0; r record; begin
+      foreach k in array keys loop
+        for r in execute format('select * from %I where %I = $1 order by view_count desc, id desc limit ${FIRST + 1}', tbl, sel) using k loop
+          n := n + 1;
+        end loop;
+      end loop;
+      return n;
+    end $$`);
+  const cpu = procCpu(Number((await admin.query('select pg_backend_pid() as pid')).rows[0].pid));
+  const perRound = 4800;
+  const out: Record<string, Record<string, number>> = {};
+  for (const selector of SELECTORS) {
+    const keys = (await admin.query(`select distinct ${selector} as k from clips order by 1`)).rows.map((r) =>
+      String(r.k),
+    );
+    const spent = new Map<string, number[]>();
+    for (let r = 0; r <= rounds; r++) {
+      const slice = Array.from({ length: perRound }, (_, i) => keys[(r * perRound + i) % keys.length]);
+      for (let i = 0; i < tables.length; i++) {
+        const t = tables[(i + r) % tables.length] as string;
+        const c0 = cpu();
+        await admin.query('select lay_pages($1, $2, $3::bigint[])', [t, selector, slice]);
+        if (r > 0) spent.set(t, [...(spent.get(t) ?? []), ((cpu() - c0) * 1e6) / perRound]);
+      }
+    }
+    out[short(selector)] = Object.fromEntries(tables.map((t) => [t, median(spent.get(t) ?? [])]));
+    say(
+      `PostgreSQL, clips by ${short(selector)}: the page query alone in the backend (PL/pgSQL loop), µs of its CPU per page; load ${load()}`,
+    );
+    for (const t of tables) say(`  ${t.padEnd(14)}${f0(out[short(selector)]?.[t]).padStart(6)}`);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

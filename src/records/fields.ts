@@ -61,9 +61,9 @@ export const day = Type.String({
 export const MAX_INT = 2_147_483_647;
 export const count = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_INT, description });
 /**
- * Text. `indexed`: the store indexes the column (a game's name, a language), and an index entry
- * has a size limit (MAX_INDEXED_TEXT, src/store/text.ts). Text no store can hold (a NUL, a lone
- * surrogate) is refused for every string of a record by the write path.
+ * Text. `indexed`: the store indexes the column (a game's name, a language, a clip's title), and
+ * an index entry has a size limit (MAX_INDEXED_TEXT, src/store/text.ts). Text no store can hold (a
+ * NUL, a lone surrogate) is refused for every string of a record by the write path.
  */
 export const text = (description: string, o: { indexed?: boolean } = {}) =>
   Type.String({ ...(o.indexed ? { maxLength: MAX_INDEXED_TEXT } : {}), description });

@@ -405,7 +405,8 @@ const clip = define({
     video_id: optionalId('The video it was cut from; "" for none'),
     game_id: numericId('The game played'),
     language: text('The language, e.g. "en"', { indexed: true }),
-    title: text('The title'),
+    // Indexed: the /clips listing indexes hold the whole row (migrations 010, 011).
+    title: text('The title', { indexed: true }),
     view_count: count('Views'),
     created_at: dateTime('When it was made'),
     duration: Type.Number({ minimum: 0, maximum: 100_000, description: 'Seconds, to a tenth of a second' }),

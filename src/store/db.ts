@@ -6,9 +6,11 @@
 //   (src/store/cache.ts) work there and only there; PostgreSQL's pool, int8 read as numbers and the
 //   planner's random_page_cost.
 // - Migrations: 003 (clip ids compared bytewise with collate "C"; `trending` a stored generated
-//   column on PostgreSQL, a virtual one on SQLite) and 004 (statement-level triggers with
-//   transition tables on PostgreSQL, row triggers on SQLite); migrate.ts names PostgreSQL's schema
-//   for the migration table and retries a migration that collided with another session's DDL.
+//   column on PostgreSQL, a virtual one on SQLite), 004 (statement-level triggers with
+//   transition tables on PostgreSQL, row triggers on SQLite), 010 and 011 (the /clips listing
+//   indexes covering: trailing key columns on SQLite, INCLUDE on PostgreSQL); migrate.ts names
+//   PostgreSQL's schema for the migration table and retries a migration that collided with another
+//   session's DDL.
 // - Bulk loading (bulk.ts): json_each against json_array_elements with casts read from the catalog;
 //   the secondary indexes found in sqlite_master against pg_indexes; ANALYZE on PostgreSQL only.
 // - Planner steering, because SQLite plans without row statistics: streams.ts writes an IN list as

@@ -10,6 +10,7 @@ import * as m007 from './migrations/007_moderators.ts';
 import * as m008 from './migrations/008_game_live_counts.ts';
 import * as m009 from './migrations/009_clips_per_game_day.ts';
 import * as m010 from './migrations/010_clips_covering.ts';
+import * as m011 from './migrations/011_clips_covering_pg.ts';
 import * as m012 from './migrations/012_listings_covering.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '008_game_live_counts': m008,
   '009_clips_per_game_day': m009,
   '010_clips_covering': m010,
+  '011_clips_covering_pg': m011,
   '012_listings_covering': m012,
 };
 

@@ -283,6 +283,18 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       );
     });
 
+    it('a clip title longer than 256 characters: its line, field and rule', async () => {
+      const bad = structuredClone(rest);
+      const at = bad.map((l) => l.kind).lastIndexOf('clip') + 1;
+      assert.ok(at > 1, 'the input holds clips after its first line');
+      (bad[at - 1] as Line).data.title = 'x'.repeat(257);
+      await refused(
+        'long-title.ndjson',
+        ndjson(bad),
+        new RegExp(`^helixd: line ${at}: clip title: must be at most 256 characters `),
+      );
+    });
+
     it('a duplicate record on the last line: its line', async () => {
       const bad = [...rest, rest[rest.length - 1] as Line];
       await refused('last.ndjson', ndjson(bad), new RegExp(`^helixd: line ${bad.length}: `));

@@ -182,6 +182,21 @@ const CASES: Case[] = [
     400,
     /^body: stream language: must be at most 256 characters$/,
   ],
+  // a clip's title too: the /clips listing indexes hold it (migration 011); counted in characters
+  [
+    'POST',
+    '/admin/clips',
+    clip({ title: '\u{1f3ae}'.repeat(257) }),
+    400,
+    /^body: clip title: must be at most 256 characters$/,
+  ],
+  [
+    'PATCH',
+    '/admin/clips/AdminClipOne-abc',
+    { title: 'x'.repeat(257) },
+    400,
+    /^body: clip title: must be at most 256 characters$/,
+  ],
   ['GET', '/admin/clips/Ada%00Clip', undefined, 400, /^path: clip id: must not contain a NUL character/],
   ['DELETE', '/admin/markers/m%00', undefined, 400, /^path: marker id: must not contain a NUL character/],
   [

@@ -13,12 +13,10 @@ import { type Kysely, PostgresAdapter } from 'kysely';
 // featured pages from it too, entry by entry, instead of from `clips_*_featured_views`
 // (docs/perf-history.md, "Tried and not kept").
 //
-// PostgreSQL keeps the indexes of 003. Its twin, `(selector, view_count, id) INCLUDE (...)`, needs
-// the title in the index entry, and a B-tree entry is limited to 2704 bytes, INCLUDE columns
-// counted: a clip whose title does not fit (titles are not length-limited, unlike indexed text;
-// src/store/text.ts) could not be written, nor could an existing store holding one be migrated.
-// SQLite has no such limit (a long entry overflows to other pages).
+// On PostgreSQL this migration changes nothing: 011 builds the twin there, `INCLUDE` indexes, once
+// a clip's title has a length limit that lets its entry fit a B-tree page.
 
+/** Every column of a clip row, the title last: 011's INCLUDE indexes hold the same. */
 const COLUMNS = [
   'broadcaster_id',
   'game_id',
@@ -34,29 +32,36 @@ const COLUMNS = [
   'title',
 ] as const;
 
-const LISTINGS = [
-  ['broadcaster', 'broadcaster_id'],
-  ['game', 'game_id'],
-] as const;
-
-/** The key of an index of 003 (`featured`: the is_featured variant). */
-function key003(selector: string, featured: boolean): string[] {
-  return [selector, ...(featured ? ['is_featured'] : []), 'view_count', 'id', 'created_at'];
+/**
+ * The four /clips listing indexes: each one's name, its key of 003 (selector, [is_featured,]
+ * view_count, id, created_at) and the other columns of the row, in COLUMNS' order.
+ */
+export function listingIndexes(): { index: string; key: string[]; rest: string[] }[] {
+  return (['broadcaster_id', 'game_id'] as const).flatMap((selector) =>
+    [false, true].map((featured) => {
+      const key = [selector, ...(featured ? ['is_featured'] : []), 'view_count', 'id', 'created_at'];
+      const name = selector.replace('_id', '');
+      return {
+        index: `clips_${name}${featured ? '_featured' : ''}_views`,
+        key,
+        rest: COLUMNS.filter((c) => !key.includes(c)),
+      };
+    }),
+  );
 }
 
-function isPostgres(db: Kysely<unknown>): boolean {
+export function isPostgres(db: Kysely<unknown>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 async function rebuild(db: Kysely<unknown>, covering: boolean): Promise<void> {
-  for (const [name, selector] of LISTINGS) {
-    for (const featured of [false, true]) {
-      const index = `clips_${name}${featured ? '_featured' : ''}_views`;
-      const key = key003(selector, featured);
-      const columns = covering ? [...key, ...COLUMNS.filter((c) => !key.includes(c))] : key;
-      await db.schema.dropIndex(index).execute();
-      await db.schema.createIndex(index).on('clips').columns(columns).execute();
-    }
+  for (const { index, key, rest } of listingIndexes()) {
+    await db.schema.dropIndex(index).execute();
+    await db.schema
+      .createIndex(index)
+      .on('clips')
+      .columns(covering ? [...key, ...rest] : key)
+      .execute();
   }
 }
 
