@@ -10,6 +10,7 @@ import * as m007 from './migrations/007_moderators.ts';
 import * as m008 from './migrations/008_game_live_counts.ts';
 import * as m009 from './migrations/009_clips_per_game_day.ts';
 import * as m010 from './migrations/010_clips_covering.ts';
+import * as m013 from './migrations/013_live_moves.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '008_game_live_counts': m008,
   '009_clips_per_game_day': m009,
   '010_clips_covering': m010,
+  '013_live_moves': m013,
 };
 
 /**
