@@ -22,6 +22,7 @@ import { clipsRoutes } from './routes/clips.ts';
 import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
+import { liveRoutes, startLiveWorld } from './routes/live.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { oauthRoutes } from './routes/oauth.ts';
@@ -147,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   decommissionedRoutes(app, ctx);
   adminRoutes(app, ctx);
   faultRoutes(app, ctx, faults);
+  liveRoutes(app, ctx, startLiveWorld(app, ctx));
 
   await app.ready();
   return app;
