@@ -108,8 +108,10 @@ export class LiveWorld {
     let busy = false;
     this.#timer = setInterval(() => {
       const now = Date.now();
-      // A tick that finds the last one's events still running adds its share to the next.
-      this.#owed = Math.min(rate, this.#owed + ((now - this.#lastTick) / 1000) * rate);
+      // A tick that finds the last one's events still running adds its share to the next, up to a
+      // tenth of a second's worth: a store slower than the rate gets fewer events, not a backlog
+      // that POST /admin/live/step would wait behind.
+      this.#owed = Math.min(Math.max(1, rate / 10), this.#owed + ((now - this.#lastTick) / 1000) * rate);
       this.#lastTick = now;
       if (busy || this.#owed < 1) return;
       const n = Math.floor(this.#owed);
