@@ -49,6 +49,9 @@ const WEIGHTS: Record<LiveEventKind, number> = {
 const NEW_ID_MIN = 100_000_000_000_000;
 const NEW_ID_MAX = 999_999_999_999_999;
 
+/** The share of users live the world tends to (the demo data's). */
+const LIVE_SHARE = 0.15;
+
 /** Moves older than a walk may live are forgotten this often (seconds of ticking). */
 const FORGET_EVERY_MS = 10_000;
 /** The timer's period; each tick runs the events the rate owes, at most a second's worth. */
@@ -139,14 +142,28 @@ export class LiveWorld {
   /** One event: the kind drawn, or another when it cannot happen (no stream to end). */
   async #event(): Promise<LiveEventKind | undefined> {
     const r = this.#random;
-    const drawn = r.weighted(
+    let drawn = r.weighted(
       LIVE_EVENT_KINDS,
       LIVE_EVENT_KINDS.map((k) => WEIGHTS[k]),
     );
+    if (drawn === 'live' || drawn === 'offline') drawn = (await this.#liveOrOffline()) ? 'live' : 'offline';
     const happened = (await this.#try(drawn)) ? drawn : (await this.#try('viewers')) ? 'viewers' : undefined;
     this.#events++;
     if (happened) this.#counted(happened);
     return happened;
+  }
+
+  /**
+   * Whether a stream goes live (or one ends): drawn so that the share of users live returns to
+   * LIVE_SHARE, as a platform's does over a day, rather than wandering off to none or all.
+   */
+  async #liveOrOffline(): Promise<boolean> {
+    const db = this.#store.db;
+    const count = async (table: 'streams' | 'users') =>
+      Number((await db.selectFrom(table).select(sql<number>`count(*)`.as('n')).executeTakeFirst())?.n);
+    const live = await count('streams');
+    const target = LIVE_SHARE * (await count('users'));
+    return !this.#random.chance(live / (live + target || 1));
   }
 
   /** Whether the event happened: false when the store offers nothing for it or a rule refused it. */

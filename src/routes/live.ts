@@ -26,7 +26,9 @@ export function startLiveWorld(app: FastifyInstance, ctx: AppContext): LiveWorld
   app.addHook('onClose', () => world.stop());
   app.log.warn(
     { liveRate: config.liveRate, liveSeed: seed },
-    `the world moves on its own (--live): ${config.liveRate} events a second; --live-seed ${seed} replays them`,
+    config.liveRate > 0
+      ? `the world moves on its own (--live): ${config.liveRate} events a second; --live-seed ${seed} replays them`
+      : `the world moves when stepped (--live, POST /admin/live/step); --live-seed ${seed} replays it`,
   );
   return world;
 }

@@ -22,14 +22,16 @@ const liveGames = (db: Kysely<Database>) =>
   db.selectFrom('games').selectAll().where('stream_count', '>', sql.lit(0));
 
 /**
- * The games a walk lists in their current order: for a first page, all of them, with the walk's
- * epoch; after a cursor, those that have not moved since its epoch (src/store/moves.ts).
+ * The games a walk lists in their current order, each with the last move logged (the epoch of a
+ * first page): for a first page, all of them; after a cursor, those that have not moved since its
+ * epoch (src/store/moves.ts).
  */
 function currentTopGames(db: Kysely<Database>, page: PageQuery) {
   const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+  const withEpoch = liveGames(db).select(epochColumn('game_moves'));
   return page.after === undefined && page.before === undefined
-    ? liveGames(db).select(epochColumn('game_moves'))
-    : liveGames(db).where(unmovedSince('game_moves', 'game_id', 'games.id', page.epoch ?? 0, dialect));
+    ? withEpoch
+    : withEpoch.where(unmovedSince('game_moves', 'game_id', 'games.id', page.epoch ?? 0, dialect));
 }
 
 const MOVED_GAMES_ORDER = ['m.viewer_count', 'm.game_id'] as const;

@@ -20,7 +20,9 @@
 // would be in neither. A row that went away (a stream offline) is in neither: a removal. A row new
 // since E (a stream gone live) is listed at its values, as an insertion is.
 //
-// The first page reads E in the same statement as its rows (a subquery), so both are one snapshot.
+// The first page reads E in the same statement as its rows (a subquery), so both are one snapshot;
+// the first statement of a later page reads the last move logged the same way, and the second
+// statement is skipped when nothing was logged after E (a store where nothing moves).
 // A cursor carries E (src/http/cursor.ts); E = 0 (no move logged yet) is left out of it.
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Dialect } from './db.ts';
@@ -84,7 +86,7 @@ function compareKeys(a: Key, b: Key, descending: boolean): number {
 }
 
 export interface MovedWalk<R> {
-  /** the rows not moved since the epoch, at their values (statement 1) */
+  /** the rows not moved since the epoch, at their values, each with epochColumn (statement 1) */
   unmoved: SelectQueryBuilder<Database, never, R>;
   /** the rows moved since the epoch, at their values as of it (statement 2) */
   moved: SelectQueryBuilder<Database, never, R>;
@@ -102,7 +104,13 @@ export async function movedKeysetPage<R>(
   page: PageQuery,
 ): Promise<Page<R>> {
   const unmoved = await keysetQuery(walk.unmoved, walk.unmovedColumns, direction, page).execute();
-  const moved = await keysetQuery(walk.moved, walk.movedColumns, direction, page).execute();
+  // Nothing logged after the epoch when the first statement ran: no row it left out has moved,
+  // and a row that moves later was in it at its walk's values. The second statement (a round
+  // trip, most of a page's cost on PostgreSQL) is needed only when something moved.
+  const moved =
+    unmoved.length > 0 && epochOfRows(unmoved) <= (page.epoch ?? 0)
+      ? []
+      : await keysetQuery(walk.moved, walk.movedColumns, direction, page).execute();
   const backward = page.before !== undefined;
   const travelDescending = (direction === 'desc') !== backward;
   const byId = new Map<string | number, { row: R; key: Key }>();

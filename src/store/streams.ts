@@ -70,15 +70,17 @@ function streamsWhere(db: Kysely<Database>, f: StreamFilters) {
 }
 
 /**
- * The streams a walk lists in their current order: for a first page, all of them, with the walk's
- * epoch; after a cursor, those that have not moved since its epoch (src/store/moves.ts).
+ * The streams a walk lists in their current order, each with the last move logged (the epoch of a
+ * first page): for a first page, all of them; after a cursor, those that have not moved since its
+ * epoch (src/store/moves.ts).
  */
 function currentStreams(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
   const q = streamsWhere(db, f);
   const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+  const withEpoch = q.select(epochColumn('stream_moves'));
   return page.after === undefined && page.before === undefined
-    ? q.select(epochColumn('stream_moves'))
-    : q.where(unmovedSince('stream_moves', 'stream_id', 'streams.id', page.epoch ?? 0, dialect));
+    ? withEpoch
+    : withEpoch.where(unmovedSince('stream_moves', 'stream_id', 'streams.id', page.epoch ?? 0, dialect));
 }
 
 /** The order of the streams moved since a walk's epoch, at their values as of it. */
