@@ -3,9 +3,10 @@
 // live counts and the subscription totals stay true), /metrics counts them, and the admin routes
 // that step it refuse what they cannot do.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { loadConfig } from '../../src/config.ts';
+import { forEachStore, helixd, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
 
 const ADMIN = 'live-admin-token-0123456789abcdefghij';
 const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
@@ -140,4 +141,55 @@ it('without --live there is no world to step', async () => {
   } finally {
     await t.close();
   }
+});
+
+describe('--live configured at start', () => {
+  const production = { profile: 'production', secret: 'x'.repeat(16), publicUrl: 'https://api.example.com' };
+
+  it('production refuses to start with --live, --live-rate or --live-seed, and says why', async () => {
+    assert.throws(
+      () => loadConfig({ ...production, live: true }, {}),
+      /the production profile never moves the world on its own: remove HELIXD_LIVE \/ --live$/,
+    );
+    assert.throws(
+      () => loadConfig(production, { HELIXD_LIVE_RATE: '5', HELIXD_LIVE_SEED: '3' }),
+      /remove HELIXD_LIVE_RATE \/ --live-rate and HELIXD_LIVE_SEED \/ --live-seed$/,
+    );
+    const run = await helixd([
+      'serve',
+      '--profile',
+      'production',
+      '--secret',
+      production.secret,
+      '--public-url',
+      production.publicUrl,
+      '--live',
+      '--db',
+      '/nonexistent/x.db',
+    ]);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.stderr,
+      /the production profile never moves the world on its own: remove HELIXD_LIVE \/ --live/,
+    );
+  });
+
+  it('reads the rate and the seed, and refuses a bad one naming the option and the rule', () => {
+    const c = loadConfig({ live: true, liveRate: '0.5', liveSeed: '9' }, {});
+    assert.deepEqual([c.live, c.liveRate, c.liveSeed], [true, 0.5, 9]);
+    const d = loadConfig({}, { HELIXD_LIVE: 'true' });
+    assert.deepEqual([d.live, d.liveRate, d.liveSeed], [true, 5, undefined]);
+    assert.equal(loadConfig({}, {}).live, false);
+    for (const rate of ['fast', '-1', '10001', '1e3'])
+      assert.throws(
+        () => loadConfig({ liveRate: rate }, {}),
+        new RegExp(
+          `^Error: HELIXD_LIVE_RATE / --live-rate: "${rate}" must be a number of events per second from 0 to 10000$`,
+        ),
+      );
+    assert.throws(
+      () => loadConfig({ liveSeed: 'x' }, {}),
+      /HELIXD_LIVE_SEED \/ --live-seed: "x" must be a whole number/,
+    );
+  });
 });
