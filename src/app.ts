@@ -23,6 +23,7 @@ import { clipsRoutes } from './routes/clips.ts';
 import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
+import { liveRoutes, startLiveWorld } from './routes/live.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { oauthRoutes } from './routes/oauth.ts';
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clockDriver =
     deps.clockDriver ?? (deps.clock instanceof DrivenClock ? localDriver(deps.clock) : undefined);
   if (clockDriver) clockRoutes(app, ctx, clockDriver);
+  liveRoutes(app, ctx, startLiveWorld(app, ctx));
 
   await app.ready();
   return app;

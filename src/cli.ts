@@ -139,6 +139,15 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
       `inject faults at random, e.g. "503:2%, latency:300ms:10%, 429:1%" (not in production) ${env('faults')}`,
     )
     .option('--fault-seed <n>', `seed of --faults' draws, to replay a run ${env('faultSeed')}`)
+    .option(
+      '--live',
+      `a world that moves: viewer counts drift, streams go live and offline, clips, videos, subscriptions, follows and markers appear (not in production) ${env('live')}`,
+    )
+    .option(
+      '--live-rate <n>',
+      `events of --live per second, 0 = only when stepped; default 5 ${env('liveRate')}`,
+    )
+    .option('--live-seed <n>', `seed of --live's draws, to replay a run ${env('liveSeed')}`)
     .action(async (opts) => {
       const { servePrimary, serveWorker, untilStopSignal } = await import('./cluster.ts');
       if (cluster.isWorker) return serveWorker();

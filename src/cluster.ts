@@ -123,6 +123,8 @@ class Workers {
   // Before any worker is forked: it listens for the workers' figures.
   readonly #metrics = new ClusterMetrics();
   #deaths: number[] = [];
+  /** the worker whose live world runs its timer (--live) */
+  #liveWorker: Worker | undefined;
 
   constructor(config: Config, clock: ClusterClock, print: Print) {
     this.#config = config;
@@ -164,7 +166,7 @@ class Workers {
         this.#clock.join(worker);
         worker.send({
           type: 'start',
-          config: this.#config,
+          config: this.#liveTimerTo(worker),
           prepared: this.#prepared as Prepared,
           clock: this.#clock.shared,
         } satisfies Message);
@@ -173,6 +175,20 @@ class Workers {
     worker.once('listening', () => this.#listening.add(worker));
     worker.once('exit', () => this.#listening.delete(worker));
     return worker;
+  }
+
+  /**
+   * The configuration `worker` serves with. The live world's timer (--live) runs in one worker
+   * only, so that its events are not made once per worker: the first to ask, and after it dies,
+   * its replacement; every other worker gets a rate of 0 (its POST /admin/live/step still works).
+   */
+  #liveTimerTo(worker: Worker): Config {
+    if (!this.#config.live) return this.#config;
+    if (this.#liveWorker === undefined || this.#liveWorker.isDead()) {
+      this.#liveWorker = worker;
+      return this.#config;
+    }
+    return { ...this.#config, liveRate: 0 };
   }
 
   #replace(dead: Worker, how: string): void {

@@ -67,6 +67,12 @@ export interface Config {
   readonly faults: readonly FaultRule[];
   /** seed of the draws of `faults`; unset: a new one each start (logged, to replay a run) */
   readonly faultSeed: number | undefined;
+  /** the live world (src/live/world.ts): the store's content moves while serving. Never in production */
+  readonly live: boolean;
+  /** events of the live world per second; 0: only when stepped (POST /admin/live/step) */
+  readonly liveRate: number;
+  /** seed of the live world's draws; unset: a new one each start (logged, to replay a run) */
+  readonly liveSeed: number | undefined;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -103,7 +109,13 @@ export const ENV_NAMES: Record<ConfigOption, string> = {
   drain: 'HELIXD_DRAIN',
   faults: 'HELIXD_FAULTS',
   faultSeed: 'HELIXD_FAULT_SEED',
+  live: 'HELIXD_LIVE',
+  liveRate: 'HELIXD_LIVE_RATE',
+  liveSeed: 'HELIXD_LIVE_SEED',
 };
+
+/** The most events per second `--live-rate` takes. */
+export const MAX_LIVE_RATE = 10_000;
 
 /** The shortest admin or metrics token accepted: long enough that guessing it is hopeless. */
 export const MIN_ADMIN_TOKEN = 32;
@@ -242,6 +254,27 @@ export function loadConfig(
     throw new ConfigError(
       `the production profile runs its clock at real speed: remove ${label('clockSpeed')}`,
     );
+  if (production) {
+    // A production store holds the platform's own world: nothing may write it on its own.
+    const given = (['live', 'liveRate', 'liveSeed'] as const).filter((k) => pick(k) !== undefined);
+    if (given.length)
+      throw new ConfigError(
+        `the production profile never moves the world on its own: remove ${given.map(label).join(' and ')}`,
+      );
+  }
+  const live = bool(pick('live') ?? false, label('live'));
+  const liveRateRaw = pick('liveRate');
+  const liveRate = liveRateRaw === undefined ? 5 : Number(String(liveRateRaw).trim());
+  if (
+    liveRateRaw !== undefined &&
+    (!/^\d+(\.\d+)?$/.test(String(liveRateRaw).trim()) || liveRate > MAX_LIVE_RATE)
+  )
+    throw new ConfigError(
+      `${label('liveRate')}: "${liveRateRaw}" must be a number of events per second from 0 to ${MAX_LIVE_RATE}`,
+    );
+  const liveSeedRaw = pick('liveSeed');
+  const liveSeed =
+    liveSeedRaw === undefined ? undefined : int(liveSeedRaw, label('liveSeed'), 0, 2 ** 31 - 1);
   const faultsRaw = pick('faults');
   let faults: FaultRule[] = [];
   try {
@@ -324,5 +357,8 @@ export function loadConfig(
     drain,
     faults: Object.freeze(faults),
     faultSeed,
+    live,
+    liveRate,
+    liveSeed,
   });
 }

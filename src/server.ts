@@ -15,6 +15,7 @@ import { findClient } from './store/clients.ts';
 import { deleteExpiredCodes } from './store/codes.ts';
 import { openStore, type Store, urlStatementTimeout } from './store/db.ts';
 import { migrateOrThrow } from './store/migrate.ts';
+import { forgetMoves } from './store/moves.ts';
 import { resolveSecret } from './store/settings.ts';
 import { deleteDeadTokens } from './store/tokens.ts';
 import { findUserById } from './store/users.ts';
@@ -69,6 +70,8 @@ export async function prepareStore(
     const now = nowSeconds(clock);
     await deleteDeadTokens(store.db, now);
     await deleteExpiredCodes(store.db, now);
+    // Moves older than a walk may live (src/store/moves.ts); the live world forgets them as it runs.
+    await forgetMoves(store.db, store.dialect);
     const secret = await resolveSecret(store, config.secret);
     beforeClose?.();
     return { secret, fixture };

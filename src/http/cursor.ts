@@ -12,8 +12,14 @@ const MAC_BYTES = 16;
 
 const signed = (scope: string, payload: string) => ['cursor', scope, payload];
 
-export function encodeCursor(secret: string, scope: string, page: PageEnds): string {
-  const payload = Buffer.from(JSON.stringify([page.first, page.last])).toString('base64url');
+/**
+ * A cursor of a listing whose order moves carries its walk's epoch as a third element
+ * (src/store/moves.ts); an epoch of 0 is left out, so such a cursor is spelled as any other.
+ */
+export function encodeCursor(secret: string, scope: string, page: PageEnds, epoch = 0): string {
+  const payload = Buffer.from(
+    JSON.stringify(epoch > 0 ? [page.first, page.last, epoch] : [page.first, page.last]),
+  ).toString('base64url');
   return `${payload}.${signText(secret, signed(scope, payload), MAC_BYTES)}`;
 }
 
@@ -21,7 +27,11 @@ function isKey(v: unknown): v is Key {
   return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' || typeof x === 'number');
 }
 
-export function decodeCursor(secret: string, scope: string, cursor: string): PageEnds {
+export function decodeCursor(
+  secret: string,
+  scope: string,
+  cursor: string,
+): PageEnds & { epoch: number | undefined } {
   // Built only when thrown: an Error captures a stack trace, and most cursors are valid.
   const invalid = () => badRequest('Invalid cursor.');
   const dot = cursor.indexOf('.');
@@ -34,9 +44,17 @@ export function decodeCursor(secret: string, scope: string, cursor: string): Pag
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !isKey(parsed[0]) || !isKey(parsed[1]))
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length < 2 ||
+    parsed.length > 3 ||
+    !isKey(parsed[0]) ||
+    !isKey(parsed[1])
+  )
     throw invalid();
-  return { first: parsed[0], last: parsed[1] };
+  const epoch = parsed[2] as unknown;
+  if (epoch !== undefined && !(Number.isSafeInteger(epoch) && (epoch as number) > 0)) throw invalid();
+  return { first: parsed[0], last: parsed[1], epoch: epoch as number | undefined };
 }
 
 /** The scope a cursor is bound to: operation path plus the query's defining parameters. */

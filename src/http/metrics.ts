@@ -137,6 +137,13 @@ export class AppMetrics {
     registers: [this.registry],
   });
 
+  readonly #liveEvents = new Counter({
+    name: 'helixd_live_events_total',
+    help: 'Events of the live world (--live: viewers, live, offline, clip, video, subscription, follow, marker), by kind',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly #tokenLookups = new Counter({
     name: 'helixd_token_cache_lookups_total',
     help: 'Access-token lookups, by whether the token was kept in memory (hit) or read from the store (miss)',
@@ -191,6 +198,11 @@ export class AppMetrics {
   /** Counts `n` injected faults of `kind` (n = 0: the series exists before the first). */
   readonly faultInjected = (kind: string, source: string, n = 1): void => {
     this.#faults.inc({ kind, source }, n);
+  };
+
+  /** Counts `n` events of the live world of `kind` (n = 0: the series exists before the first). */
+  readonly liveEvent = (kind: string, n = 1): void => {
+    this.#liveEvents.inc({ kind }, n);
   };
 
   // Every query passes here: the label sets are built once, not per query.

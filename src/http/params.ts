@@ -75,6 +75,8 @@ export interface Paging {
   first: number;
   after?: Key;
   before?: Key;
+  /** the walk's epoch a cursor carries (src/store/moves.ts) */
+  epoch?: number;
   scope: string;
 }
 
@@ -97,8 +99,13 @@ export function readPaging(
     throw badRequest('The parameters "after" and "before" cannot be used together');
   const scope = cursorScope(operation, scopeParams);
   const p: Paging = { first: q.first, scope };
-  if (q.after !== undefined && q.after !== '') p.after = decodeCursor(ctx.secret, scope, q.after).last;
-  if (q.before !== undefined && q.before !== '') p.before = decodeCursor(ctx.secret, scope, q.before).first;
+  const cursor = q.after || q.before;
+  if (cursor) {
+    const decoded = decodeCursor(ctx.secret, scope, cursor);
+    if (q.after) p.after = decoded.last;
+    else p.before = decoded.first;
+    if (decoded.epoch !== undefined) p.epoch = decoded.epoch;
+  }
   return p;
 }
 
@@ -111,7 +118,7 @@ export type Pagination = Static<typeof paginationSchema>;
  * own column list), signed for `scope`, when more rows lie in the direction of travel.
  */
 export function cursorOf(secret: string, scope: string, page: Page<unknown>): string | undefined {
-  return page.hasMore && page.ends ? encodeCursor(secret, scope, page.ends) : undefined;
+  return page.hasMore && page.ends ? encodeCursor(secret, scope, page.ends, page.epoch) : undefined;
 }
 
 /** `pagination` for a page: a cursor when more rows lie in the direction of travel, `{}` otherwise. */

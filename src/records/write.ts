@@ -449,6 +449,20 @@ async function writeRun(
 }
 
 /**
+ * A write of streams moves rows of GET /streams and GET /games/top, which migration 013 logs in
+ * `seq` order. Walks need that order to be the order the moves became visible (src/store/moves.ts):
+ * on PostgreSQL, where transactions commit in any order, every transaction that writes streams
+ * takes this lock first, before any row lock (so no two wait for each other), and holds it to its
+ * end. SQLite has one writer at a time already.
+ */
+async function lockMoves(trx: Transaction<Database>, dialect: Dialect): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${MOVES_LOCK})`.execute(trx);
+}
+
+/** The advisory lock key of writes that move listed rows: "helixd moves", any fixed number. */
+const MOVES_LOCK = 0x6d6f766573;
+
+/**
  * Writes runs that `prepareRuns` made, in order: a record may name records written before it in
  * the same call. All of them or none: the first refusal throws a RecordError and nothing is
  * written (with `trx`, the caller's transaction is left to roll back).
@@ -459,6 +473,7 @@ export async function writeRuns(
   opts: WriteOptions,
 ): Promise<void> {
   const write = async (trx: Transaction<Database>) => {
+    if (runs.some((r) => r.kind === 'stream')) await lockMoves(trx, store.dialect);
     const insert = inserter(trx, store.dialect);
     for (const run of runs) await writeRun(trx, run, opts, insert, store.dialect);
   };
@@ -525,6 +540,7 @@ export async function deleteRecord(
   const refuse = (status: 404 | 409, rule: string) =>
     new RecordError(status, where, kind.kind, keyField(kind), rule);
   await store.db.transaction().execute(async (trx) => {
+    if (kind.kind === 'stream') await lockMoves(trx, store.dialect);
     if (!(await rowByKey(trx, kind.table, kind.keyColumns, key)))
       throw refuse(404, `no ${kind.kind} has this key (${key.join(', ')})`);
     for (const other of RECORD_KINDS)

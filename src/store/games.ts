@@ -1,6 +1,14 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
 import { RECOUNT } from './migrations/008_game_live_counts.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import {
+  epochColumn,
+  epochOfRows,
+  firstMoveAfter,
+  forgetAllMoves,
+  movedKeysetPage,
+  unmovedSince,
+} from './moves.ts';
+import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, GameRow } from './schema.ts';
 
 /** The order of /games/top: current viewers, most first; ties by id, higher first. */
@@ -13,9 +21,62 @@ export const TOP_GAMES_ORDER = ['viewer_count', 'id'] as const;
 const liveGames = (db: Kysely<Database>) =>
   db.selectFrom('games').selectAll().where('stream_count', '>', sql.lit(0));
 
-/** Games with at least one live stream, by their streams' summed viewers (index games_top_live). */
-export function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {
-  return keysetPage(liveGames(db), TOP_GAMES_ORDER, 'desc', page);
+/**
+ * The games a walk lists in their current order, each with the last move logged (the epoch of a
+ * first page): for a first page, all of them; after a cursor, those that have not moved since its
+ * epoch (src/store/moves.ts).
+ */
+function currentTopGames(db: Kysely<Database>, page: PageQuery) {
+  const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+  const withEpoch = liveGames(db).select(epochColumn('game_moves'));
+  return page.after === undefined && page.before === undefined
+    ? withEpoch
+    : withEpoch.where(unmovedSince('game_moves', 'game_id', 'games.id', page.epoch ?? 0, dialect));
+}
+
+const MOVED_GAMES_ORDER = ['m.viewer_count', 'm.game_id'] as const;
+
+/** The games moved since `epoch` that were live then, at their counters as of `epoch`. */
+function movedTopGames(db: Kysely<Database>, epoch: number) {
+  return db
+    .selectFrom('game_moves as m')
+    .innerJoin('games', 'games.id', 'm.game_id')
+    .select(['games.id', 'games.name', 'games.igdb_id', 'games.owner_id', 'm.viewer_count', 'm.stream_count'])
+    .where('m.seq', '>', epoch)
+    .where(firstMoveAfter('game_moves', 'game_id', epoch))
+    .where('m.stream_count', '>', sql.lit(0)) as unknown as SelectQueryBuilder<Database, never, GameRow>;
+}
+
+/** The SQL of a first page, or of the first statement of a page after a cursor (plan tests). */
+export function topGamesPageQuery(db: Kysely<Database>, page: PageQuery) {
+  return keysetQuery(currentTopGames(db, page), TOP_GAMES_ORDER, 'desc', page);
+}
+
+/** The second statement of a page after a cursor: the games moved since its epoch (plan tests). */
+export function movedTopGamesPageQuery(db: Kysely<Database>, page: PageQuery) {
+  return keysetQuery(movedTopGames(db, page.epoch ?? 0), MOVED_GAMES_ORDER, 'desc', page);
+}
+
+/**
+ * Games with at least one live stream, by their streams' summed viewers (index games_top_live): a
+ * first page in the current order, a page after a cursor in the order of its walk's epoch.
+ */
+export async function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {
+  if (page.after === undefined && page.before === undefined) {
+    const first = await keysetPage(currentTopGames(db, page), TOP_GAMES_ORDER, 'desc', page);
+    return { ...first, epoch: epochOfRows(first.rows) };
+  }
+  return movedKeysetPage(
+    {
+      unmoved: currentTopGames(db, page) as unknown as SelectQueryBuilder<Database, never, GameRow>,
+      moved: movedTopGames(db, page.epoch ?? 0),
+      unmovedColumns: TOP_GAMES_ORDER,
+      movedColumns: MOVED_GAMES_ORDER,
+      fields: ['viewer_count', 'id'],
+    },
+    'desc',
+    page,
+  );
 }
 
 /** Whether a game with this id exists (the primary key). */
@@ -69,8 +130,11 @@ export async function gamesByLookup(db: Kysely<Database>, q: GameLookup): Promis
 /**
  * Sets every game's viewer and stream counts from the streams table. Triggers keep them true on
  * every write (migration 008); a bulk load that writes games with counts of their own (the demo
- * generator) calls this once after, which costs one pass over the games.
+ * generator) calls this once after, which costs one pass over the games. It forgets the moves its
+ * writes logged (migration 013).
  */
 export async function recountLiveGames(db: Kysely<Database>): Promise<void> {
   await sql.raw(RECOUNT).execute(db);
+  // A bulk load's writes, before any walk of the listings: not moves a walk must see through.
+  await forgetAllMoves(db);
 }

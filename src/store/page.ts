@@ -37,6 +37,11 @@ export interface PageQuery {
   after?: Key;
   /** rows strictly before this key in the ordering */
   before?: Key;
+  /**
+   * the epoch of the walk the cursor belongs to, in a listing whose order moves (src/store/moves.ts);
+   * unset: none given (0)
+   */
+  epoch?: number;
 }
 
 /** The keys of a page's first and last rows, in its ordering. */
@@ -51,6 +56,8 @@ export interface Page<R> {
   hasMore: boolean;
   /** the keys of the first and last rows (none when the page is empty) */
   ends?: PageEnds;
+  /** a listing whose order moves: the epoch of the walk, which its cursors carry (src/store/moves.ts) */
+  epoch?: number;
 }
 
 /**

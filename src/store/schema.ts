@@ -6,7 +6,7 @@
 // - lists and localized texts are JSON text.
 // No column is database-generated: every id is assigned by the generator or the token service, so
 // that seeded data is identical on both stores.
-import type { Insertable, Selectable } from 'kysely';
+import type { Generated, Insertable, Selectable } from 'kysely';
 
 export interface UsersTable {
   id: number;
@@ -91,6 +91,26 @@ export interface StreamsTable {
   /** JSON array of the stream's free-form tags */
   tags: string;
   is_mature: number;
+}
+
+/** A stream's listed values before one of them changed (migration 013, docs/live.md). */
+export interface StreamMovesTable {
+  seq: Generated<number>;
+  stream_id: number;
+  viewer_count: number;
+  game_id: number;
+  language: string;
+  user_id: number;
+  at: number;
+}
+
+/** A game's counters before one of them changed (migration 013, docs/live.md). */
+export interface GameMovesTable {
+  seq: Generated<number>;
+  game_id: number;
+  viewer_count: number;
+  stream_count: number;
+  at: number;
 }
 
 export interface ClipsTable {
@@ -225,6 +245,8 @@ export interface Database {
   settings: SettingsTable;
   games: GamesTable;
   streams: StreamsTable;
+  stream_moves: StreamMovesTable;
+  game_moves: GameMovesTable;
   clips: ClipsTable;
   videos: VideosTable;
   markers: MarkersTable;

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
+import { epochColumn, epochOfRows, firstMoveAfter, movedKeysetPage, unmovedSince } from './moves.ts';
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
@@ -68,18 +69,90 @@ function streamsWhere(db: Kysely<Database>, f: StreamFilters) {
   return q;
 }
 
-/** The SQL of one page of live streams (for the plan tests). */
-export function streamsPageQuery(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
-  return keysetQuery(streamsWhere(db, f), STREAMS_ORDER, 'desc', page);
+/**
+ * The streams a walk lists in their current order, each with the last move logged (the epoch of a
+ * first page): for a first page, all of them; after a cursor, those that have not moved since its
+ * epoch (src/store/moves.ts).
+ */
+function currentStreams(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
+  const q = streamsWhere(db, f);
+  const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+  const withEpoch = q.select(epochColumn('stream_moves'));
+  return page.after === undefined && page.before === undefined
+    ? withEpoch
+    : withEpoch.where(unmovedSince('stream_moves', 'stream_id', 'streams.id', page.epoch ?? 0, dialect));
 }
 
-/** One page of live streams matching `f`, most viewers first. */
-export function streamsPage(
+/** The order of the streams moved since a walk's epoch, at their values as of it. */
+const MOVED_STREAMS_ORDER = ['m.viewer_count', 'm.stream_id'] as const;
+
+/**
+ * The streams moved since `epoch` that matched `f` then, at their listed values as of `epoch` (the
+ * values their first move after it logged) and their other fields as they are now.
+ */
+function movedStreams(db: Kysely<Database>, f: StreamFilters, epoch: number) {
+  let q = db
+    .selectFrom('stream_moves as m')
+    .innerJoin('streams', 'streams.id', 'm.stream_id')
+    .leftJoin('games', 'games.id', 'm.game_id')
+    .select([
+      'streams.id',
+      'm.user_id',
+      'm.game_id',
+      'streams.title',
+      'm.viewer_count',
+      'm.language',
+      'streams.started_at',
+      'streams.tags',
+      'streams.is_mature',
+      'games.name as game_name',
+    ])
+    .where('m.seq', '>', epoch)
+    .where(firstMoveAfter('stream_moves', 'stream_id', epoch));
+  for (const [key, column] of FILTERS) {
+    const values = f[key];
+    if (values !== undefined) q = q.where(`m.${column}`, 'in', values as never);
+  }
+  return q as unknown as SelectQueryBuilder<Database, never, StreamListRow>;
+}
+
+/**
+ * The SQL of one page of live streams (for the plan tests): a first page, or the first of the two
+ * statements of a page after a cursor (movedStreamsPageQuery is the second).
+ */
+export function streamsPageQuery(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
+  return keysetQuery(currentStreams(db, f, page), STREAMS_ORDER, 'desc', page);
+}
+
+/** The second statement of a page after a cursor: the streams moved since its epoch (plan tests). */
+export function movedStreamsPageQuery(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
+  return keysetQuery(movedStreams(db, f, page.epoch ?? 0), MOVED_STREAMS_ORDER, 'desc', page);
+}
+
+/**
+ * One page of live streams matching `f`, most viewers first: a first page in the current order, a
+ * page after a cursor in the order of its walk's epoch (src/store/moves.ts).
+ */
+export async function streamsPage(
   db: Kysely<Database>,
   f: StreamFilters,
   page: PageQuery,
 ): Promise<Page<StreamListRow>> {
   // A filter with no values (every login given was unknown) matches nothing.
-  if (FILTERS.some(([key]) => f[key]?.length === 0)) return Promise.resolve({ rows: [], hasMore: false });
-  return keysetPage(streamsWhere(db, f), STREAMS_ORDER, 'desc', page);
+  if (FILTERS.some(([key]) => f[key]?.length === 0)) return { rows: [], hasMore: false };
+  if (page.after === undefined && page.before === undefined) {
+    const first = await keysetPage(currentStreams(db, f, page), STREAMS_ORDER, 'desc', page);
+    return { ...first, epoch: epochOfRows(first.rows) };
+  }
+  return movedKeysetPage(
+    {
+      unmoved: currentStreams(db, f, page) as unknown as SelectQueryBuilder<Database, never, StreamListRow>,
+      moved: movedStreams(db, f, page.epoch ?? 0),
+      unmovedColumns: STREAMS_ORDER,
+      movedColumns: MOVED_STREAMS_ORDER,
+      fields: ['viewer_count', 'id'],
+    },
+    'desc',
+    page,
+  );
 }

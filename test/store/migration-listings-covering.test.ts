@@ -11,6 +11,7 @@ import { type Kysely, sql } from 'kysely';
 import { topGames } from '../../src/store/games.ts';
 import { markersPage } from '../../src/store/markers.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
+import * as m013 from '../../src/store/migrations/013_live_moves.ts';
 import type { Page, PageQuery } from '../../src/store/page.ts';
 import { type Database, TIERS, type Tier, VIDEO_TYPES, type VideoType } from '../../src/store/schema.ts';
 import { streamsPage } from '../../src/store/streams.ts';
@@ -110,10 +111,10 @@ async function walk(pageOf: (page: PageQuery) => Promise<Page<unknown>>): Promis
   let page = await pageOf({ first: 3 });
   const out: unknown[] = [page];
   while (page.hasMore && page.ends) {
-    page = await pageOf({ first: 3, after: page.ends.last });
+    page = await pageOf({ first: 3, after: page.ends.last, epoch: page.epoch });
     out.push(page);
   }
-  if (page.ends) out.push(await pageOf({ first: 3, before: page.ends.first }));
+  if (page.ends) out.push(await pageOf({ first: 3, before: page.ends.first, epoch: page.epoch }));
   return out;
 }
 
@@ -137,7 +138,9 @@ async function allPages(db: Kysely<Database>): Promise<unknown[]> {
   out.push(await walk((p) => topGames(db, p)));
   for (const f of [{}, { gameIds: [501] }, { languages: ['en'] }, { userIds: [103] }, { gameIds: [1, 502] }])
     out.push(await walk((p) => streamsPage(db, f, p)));
-  return out;
+  // The walks' epochs count the log of moves (migration 013), which starts again when it is made
+  // again: they are not the pages' content.
+  return JSON.parse(JSON.stringify(out, (k, v) => (k === 'epoch' || k === 'walk_epoch' ? undefined : v)));
 }
 
 /** The index's definition as the store reports it. */
@@ -167,6 +170,14 @@ async function covering(kind: StoreKind, db: Kysely<Database>): Promise<boolean[
   return out;
 }
 
+const LATER = [m013];
+const laterUp = async (db: Kysely<Database>) => {
+  for (const m of LATER) await m.up(db as unknown as Kysely<unknown>);
+};
+const laterDown = async (db: Kysely<Database>) => {
+  for (const m of [...LATER].reverse()) await m.down(db as unknown as Kysely<unknown>);
+};
+
 forEachStore('migration 012_listings_covering', (kind: StoreKind) => {
   it('keeps every page the same up and down, covering after up only, long text writable', async () => {
     const temp = await tempStore(kind);
@@ -180,6 +191,10 @@ forEachStore('migration 012_listings_covering', (kind: StoreKind) => {
       assert.ok(previous, `no migration before 012 in ${applied}`);
       const down = await migrateToLatest(temp.store, previous);
       assert.equal(down.error, undefined);
+      // Today's code reads the tables of the migrations after 012 (013's log of moves, which
+      // /streams and /games/top pages read): they are made beside the older indexes, as a store
+      // that had them would hold them, and removed again before the migrator runs.
+      await laterUp(db);
       assert.deepEqual(
         await covering(kind, db),
         INDEXES.map(() => false),
@@ -187,6 +202,7 @@ forEachStore('migration 012_listings_covering', (kind: StoreKind) => {
       for (let n = 0; n < 24; n++) await write(db, n, n === 5);
       const before = await allPages(db);
 
+      await laterDown(db);
       const up = await migrateToLatest(temp.store);
       assert.equal(up.error, undefined);
       assert.deepEqual(await allPages(db), before);
@@ -208,6 +224,7 @@ forEachStore('migration 012_listings_covering', (kind: StoreKind) => {
 
       const back = await migrateToLatest(temp.store, previous);
       assert.equal(back.error, undefined);
+      await laterUp(db);
       assert.deepEqual(await allPages(db), before);
       assert.deepEqual(
         await covering(kind, db),

@@ -1,0 +1,157 @@
+// Walks that stay correct while the listings' order changes (docs/live.md).
+//
+// GET /streams orders by viewer_count and GET /games/top by summed viewers; both change while a
+// walk goes on (the admin API, the live world). A plain keyset walk then repeats a row that moved
+// from below its cursor to above it, and skips one that moved the other way. So a walk sees every
+// row at its values as of the walk's first page, its epoch E (the last move logged then):
+//
+//   key_E(row) = the values logged by the row's first move after E (migration 013 logs a row's
+//                values BEFORE each change), or its current values when it has not moved since E.
+//
+// key_E of a row never changes during the walk: until the row first moves after E its current
+// values are its values as of E, and that first move logs exactly them. A page after a cursor is
+// the rows after the cursor in key_E order, read in two statements:
+//   1. the rows that have not moved since E, in the listing's own index order, from the cursor (the
+//      same range as without moves, each row's "moved since E?" one probe of the log's index);
+//   2. the rows that have moved since E, at their logged values: the log's entries after E, each
+//      kept if it is its row's first (one probe), then sorted (the moves of one walk's lifetime).
+// Their first `first` + 1 rows together, merged by key_E, are the page. A row that moves between
+// the two statements is in both, at the same key_E: kept once. Run the other way round, such a row
+// would be in neither. A row that went away (a stream offline) is in neither: a removal. A row new
+// since E (a stream gone live) is listed at its values, as an insertion is.
+//
+// The first page reads E in the same statement as its rows (a subquery), so both are one snapshot;
+// the first statement of a later page reads the last move logged the same way, and the second
+// statement is skipped when nothing was logged after E (a store where nothing moves).
+// A cursor carries E (src/http/cursor.ts); E = 0 (no move logged yet) is left out of it.
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import type { Dialect } from './db.ts';
+import { type Direction, type Key, keysetQuery, type Page, type PageQuery } from './page.ts';
+import type { Database } from './schema.ts';
+
+export type MovesTable = 'stream_moves' | 'game_moves';
+
+/**
+ * How long moves are kept, seconds: a walk whose pages all come within this time of its first one
+ * lists every row present throughout it once. A later page is still a keyset page, in the order
+ * of the moves still kept.
+ */
+export const MOVES_KEPT_SECONDS = 15 * 60;
+
+/** The listing's epoch as a column of the first page's statement: the last move logged, or 0. */
+export function epochColumn(table: MovesTable) {
+  return sql<number>`(select coalesce(max(seq), 0) from ${sql.table(table)})`.as('walk_epoch');
+}
+
+/**
+ * The row (`idRef` its id) has not moved since `epoch`: no log entry of it after the epoch, one
+ * probe of the log's (id, seq) index per row. On PostgreSQL written as `(select 1 where not exists
+ * ...) is not null`, for its planner: it takes an IS NOT NULL it cannot estimate to keep nearly
+ * every row, as is the truth here (few rows move during a walk), where it takes a comparison to
+ * keep a third of them and would then sort a small range rather than walk the listing's index in
+ * order; and a bare NOT EXISTS it would plan as a join over the whole log. SQLite runs a NOT EXISTS
+ * as the probe it is.
+ */
+export function unmovedSince(
+  table: MovesTable,
+  idColumn: string,
+  idRef: string,
+  epoch: number,
+  dialect: Dialect,
+) {
+  const moved = sql`select 1 from ${sql.table(table)} m where m.${sql.ref(idColumn)} = ${sql.ref(idRef)} and m.seq > ${epoch}`;
+  return dialect === 'sqlite'
+    ? sql<boolean>`not exists (${moved})`
+    : sql<boolean>`(select 1 where not exists (${moved})) is not null`;
+}
+
+/** The log entry `m` is its row's first move after `epoch` (to be said with `m.seq > epoch`). */
+export function firstMoveAfter(table: MovesTable, idColumn: string, epoch: number) {
+  return sql<boolean>`m.seq = (select min(f.seq) from ${sql.table(table)} f where f.${sql.ref(idColumn)} = m.${sql.ref(idColumn)} and f.seq > ${epoch})`;
+}
+
+/** A row's key in its listing: the values of `fields`, then the id. */
+function keyOf(row: Record<string, unknown>, fields: readonly string[]): Key {
+  return fields.map((f) => row[f] as string | number);
+}
+
+/** -1, 0, 1: a before b in the direction of travel. */
+function compareKeys(a: Key, b: Key, descending: boolean): number {
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as string | number;
+    const y = b[i] as string | number;
+    if (x !== y) return (x < y ? -1 : 1) * (descending ? -1 : 1);
+  }
+  return 0;
+}
+
+export interface MovedWalk<R> {
+  /** the rows not moved since the epoch, at their values, each with epochColumn (statement 1) */
+  unmoved: SelectQueryBuilder<Database, never, R>;
+  /** the rows moved since the epoch, at their values as of it (statement 2) */
+  moved: SelectQueryBuilder<Database, never, R>;
+  /** each statement's ordering columns (its sort columns, then the id) */
+  unmovedColumns: readonly string[];
+  movedColumns: readonly string[];
+  /** the names the rows carry those values under, the same in both */
+  fields: readonly string[];
+}
+
+/** One page of a walk of epoch `page.epoch` (a page after or before a cursor; see the top). */
+export async function movedKeysetPage<R>(
+  walk: MovedWalk<R>,
+  direction: Direction,
+  page: PageQuery,
+): Promise<Page<R>> {
+  const unmoved = await keysetQuery(walk.unmoved, walk.unmovedColumns, direction, page).execute();
+  // Nothing logged after the epoch when the first statement ran: no row it left out has moved,
+  // and a row that moves later was in it at its walk's values. The second statement (a round
+  // trip, most of a page's cost on PostgreSQL) is needed only when something moved.
+  const moved =
+    unmoved.length > 0 && epochOfRows(unmoved) <= (page.epoch ?? 0)
+      ? []
+      : await keysetQuery(walk.moved, walk.movedColumns, direction, page).execute();
+  const backward = page.before !== undefined;
+  const travelDescending = (direction === 'desc') !== backward;
+  const byId = new Map<string | number, { row: R; key: Key }>();
+  for (const row of [...unmoved, ...moved]) {
+    const key = keyOf(row as Record<string, unknown>, walk.fields);
+    byId.set(key[key.length - 1] as string | number, { row, key });
+  }
+  const merged = [...byId.values()].sort((a, b) => compareKeys(a.key, b.key, travelDescending));
+  const hasMore = merged.length > page.first;
+  const kept = merged.slice(0, page.first);
+  if (backward) kept.reverse();
+  const first = kept[0];
+  const last = kept[kept.length - 1];
+  const rows = kept.map((k) => k.row);
+  if (first === undefined || last === undefined) return { rows, hasMore, epoch: page.epoch };
+  return { rows, hasMore, ends: { first: first.key, last: last.key }, epoch: page.epoch };
+}
+
+/** The epoch a first page's rows read with epochColumn (0 for an empty page, which has no cursor). */
+export function epochOfRows(rows: readonly unknown[]): number {
+  const e = (rows[0] as { walk_epoch?: number | string } | undefined)?.walk_epoch;
+  return e === undefined ? 0 : Number(e);
+}
+
+/**
+ * Forgets the moves older than MOVES_KEPT_SECONDS (by the database's clock, which logged them):
+ * the live world does after its events, and the server at its start.
+ */
+export async function forgetMoves(db: Kysely<Database>, dialect: Dialect): Promise<void> {
+  const cutoff =
+    dialect === 'postgres'
+      ? sql<number>`floor(extract(epoch from now()))::bigint - ${MOVES_KEPT_SECONDS}`
+      : sql<number>`cast(strftime('%s', 'now') as integer) - ${MOVES_KEPT_SECONDS}`;
+  for (const table of ['stream_moves', 'game_moves'] as const)
+    await db.deleteFrom(table).where('at', '<', cutoff).execute();
+}
+
+/**
+ * Forgets every move: a bulk load that writes a whole listing at once (the demo data's recount)
+ * before any walk of it exists.
+ */
+export async function forgetAllMoves(db: Kysely<Database>): Promise<void> {
+  for (const table of ['stream_moves', 'game_moves'] as const) await db.deleteFrom(table).execute();
+}
