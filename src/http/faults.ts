@@ -1,7 +1,8 @@
 // Faults on demand, so that a client's tests meet production's failures before production serves
 // them: a 429 in the middle of a paging loop, a 503, a slow answer, a connection dropped. Two ways
 // to ask (their syntax: fault-rules.ts):
-// - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`);
+// - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`,
+//   `status=429, ratelimit-reset=1s`);
 // - `--faults` at start (or PUT /admin/faults while running), rules drawn for each request from a
 //   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
 //   the same faults (a failing test can be replayed). A request with the header gets the header's
@@ -14,7 +15,8 @@
 // Only in the development profile: production refuses --faults at start (config.ts) and ignores the
 // header, as production ignores any header it does not know. Only the operations and the token
 // service fail: the probes, /metrics and the admin API must keep telling the truth about the server.
-// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers, the
+// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers (the
+// bucket full again a minute later, as production's emptied one, or as soon as the fault says), the
 // Helix body of a dependency that cannot serve; every fault is counted in /metrics and named in the
 // request's log line.
 import { randomInt } from 'node:crypto';
