@@ -2,12 +2,13 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
 import { type Clock, type ClockDriver, DrivenClock, localDriver } from './clock.ts';
+import type { SharedState } from './cluster-state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { clockRoutes } from './http/clock.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
-import { faultRoutes, installFaults } from './http/faults.ts';
+import { type FaultSetting, faultRoutes, installFaults } from './http/faults.ts';
 import { loggerOptions } from './http/logging.ts';
 import { AppMetrics } from './http/metrics.ts';
 import { registerDocs } from './http/openapi.ts';
@@ -46,6 +47,8 @@ export interface AppDeps {
    * when it is a DrivenClock (else the clock has no admin route)
    */
   clockDriver?: ClockDriver;
+  /** the fault rules the admin API changes: under `--workers`, in every worker; default: this app's */
+  faultSetting?: SharedState<FaultSetting, FaultSetting>;
   /** the rate limiter's clock; default `clock` (src/server.ts passes the system's, and says why) */
   rateClock?: Clock;
   /** signing secret (see resolveSecret in store/settings.ts) */
@@ -130,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
   app.setErrorHandler(handleError);
-  const faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics);
+  const faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics, deps.faultSetting);
   app.setNotFoundHandler((_req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));
   });

@@ -12,12 +12,20 @@
 // and PostgreSQL keeps none. Not shared: in-process rate-limit buckets (each worker has its own,
 // so a client may get up to N times the limit; --redis-url shares them, as between instances).
 // /metrics, answered by any worker, reports the sum over every worker: the primary gathers it
-// (src/http/metrics.ts). The server clock is the primary's: every worker reads it, and a move asked
-// of any worker moves it in all of them (src/clock-cluster.ts).
+// (src/http/metrics.ts). The server clock and the fault rules are the primary's: every worker reads
+// them, and a change asked of any worker is made in all of them (src/cluster-state.ts).
 import cluster, { type Worker } from 'node:cluster';
-import { clockFor } from './clock.ts';
-import { ClusterClock, joinClusterClock, type SharedReading, workerClockDriver } from './clock-cluster.ts';
+import { type ClockMove, type ClockReading, clockFor } from './clock.ts';
+import { primaryClock, workerClockDriver } from './clock-cluster.ts';
+import {
+  joinClusterState,
+  PrimaryState,
+  STATE_MESSAGES,
+  type Versioned,
+  workerState,
+} from './cluster-state.ts';
 import type { Config } from './config.ts';
+import { FAULT_STATE, type FaultSetting, faultSettingOf } from './http/faults.ts';
 import { ClusterMetrics, joinClusterMetrics } from './http/metrics.ts';
 import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
 import { SHUTDOWN_GRACE_SECONDS, stopMessage } from './shutdown.ts';
@@ -28,13 +36,19 @@ type Stop = (o: { drain: boolean }) => Promise<void>;
 
 /** primary to worker */
 type Message =
-  | { type: 'start'; config: Config; prepared: Prepared; clock: SharedReading }
+  | {
+      type: 'start';
+      config: Config;
+      prepared: Prepared;
+      clock: Versioned<ClockReading>;
+      faults: Versioned<FaultSetting>;
+    }
   | { type: 'stop'; drain: boolean };
 /** worker to primary: it listens for messages (and wants its 'start') */
 type WorkerMessage =
   | { type: 'ready' }
   | { type: 'helixd:metrics' }
-  | { type: 'helixd:clock-move' | 'helixd:clock-took' };
+  | { type: 'helixd:state-change' | 'helixd:state-took' };
 
 /** A worker that died is started again after this, doubled for each death in the last minute. */
 const RESTART_FIRST_MS = 100;
@@ -84,14 +98,14 @@ export function untilStopSignal(
 /** The primary of `--workers N`: returns once every worker has stopped after a stop signal. */
 export async function servePrimary(requested: Config, print: Print): Promise<void> {
   const config = await withConcretePort(requested);
-  const clock = new ClusterClock(clockFor(config), config.queryTimeout);
-  const workers = new Workers(config, clock, print);
+  const clock = clockFor(config);
+  const workers = new Workers(config, primaryClock(clock, config.queryTimeout), print);
   try {
-    const prepared = await prepareStore(config, clock.clock, print);
+    const prepared = await prepareStore(config, clock, print);
     await workers.start(prepared);
     const store = openStore({ url: config.db });
     try {
-      await announce(config, store, clock.clock, prepared, print);
+      await announce(config, store, clock, prepared, print);
     } finally {
       await store.close();
     }
@@ -114,7 +128,9 @@ export async function servePrimary(requested: Config, print: Print): Promise<voi
 
 class Workers {
   readonly #config: Config;
-  readonly #clock: ClusterClock;
+  readonly #clock: PrimaryState<ClockReading, ClockMove>;
+  /** the rules and seed of --faults, one for every worker (chosen here: a seed left unset too) */
+  readonly #faults: PrimaryState<FaultSetting, FaultSetting>;
   readonly #print: Print;
   /** workers that are serving */
   readonly #listening = new Set<Worker>();
@@ -126,9 +142,15 @@ class Workers {
   /** the worker whose live world runs its timer (--live) */
   #liveWorker: Worker | undefined;
 
-  constructor(config: Config, clock: ClusterClock, print: Print) {
+  constructor(config: Config, clock: PrimaryState<ClockReading, ClockMove>, print: Print) {
     this.#config = config;
     this.#clock = clock;
+    this.#faults = new PrimaryState(
+      FAULT_STATE,
+      faultSettingOf(config),
+      (_, next) => next,
+      config.queryTimeout,
+    );
     this.#print = print;
   }
 
@@ -162,15 +184,20 @@ class Workers {
     // Asked for by the worker once it listens for messages: one sent earlier would be lost.
     worker.on('message', (m: WorkerMessage) => {
       if (m.type === 'ready') {
-        // It hears every move of the clock from here on, and starts from the reading of now.
+        // It hears every move of the clock, and every change of the fault rules, from here on, and
+        // starts from what they are now.
         this.#clock.join(worker);
+        this.#faults.join(worker);
         worker.send({
           type: 'start',
           config: this.#liveTimerTo(worker),
           prepared: this.#prepared as Prepared,
           clock: this.#clock.shared,
+          faults: this.#faults.shared,
         } satisfies Message);
-      } else if (!this.#clock.answer(worker, m)) this.#metrics.answer(worker, m);
+      } else if (STATE_MESSAGES.includes(m.type)) {
+        if (!this.#clock.answer(worker, m)) this.#faults.answer(worker, m);
+      } else this.#metrics.answer(worker, m);
     });
     worker.once('listening', () => this.#listening.add(worker));
     worker.once('exit', () => this.#listening.delete(worker));
@@ -240,10 +267,10 @@ export async function serveWorker(): Promise<void> {
   const ignore = () => {};
   process.on('SIGINT', ignore);
   process.on('SIGTERM', ignore);
-  // Before the primary hears from this worker, so that no ask for its figures, and no move of the
-  // clock, finds it deaf.
+  // Before the primary hears from this worker, so that no ask for its figures, and no change of
+  // the clock or the fault rules, finds it deaf.
   joinClusterMetrics();
-  joinClusterClock();
+  joinClusterState();
   try {
     const start = await new Promise<Message>((resolve) => {
       process.once('message', resolve);
@@ -253,6 +280,7 @@ export async function serveWorker(): Promise<void> {
     const running = await startServer(start.config, () => {}, {
       prepared: start.prepared,
       clock: workerClockDriver(start.clock, start.config.queryTimeout),
+      faults: workerState(FAULT_STATE, start.faults, start.config.queryTimeout),
     });
     await new Promise<void>((resolve, reject) => {
       process.on('message', (m: Message) => {

@@ -4,7 +4,9 @@ import { buildApp } from './app.ts';
 import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
 import { type Clock, type ClockDriver, clockFor, localDriver, nowSeconds, systemClock } from './clock.ts';
+import type { SharedState } from './cluster-state.ts';
 import type { Config } from './config.ts';
+import type { FaultSetting } from './http/faults.ts';
 import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
 import { dayStart } from './seed/generate.ts';
@@ -110,12 +112,12 @@ export async function announce(
  * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
  * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone. A
  * worker of `--workers` passes what its primary prepared instead: it neither writes the store at
- * start nor prints, and reads the clock its primary drives (src/clock-cluster.ts).
+ * start nor prints, and reads the clock and the fault rules its primary holds (src/cluster-state.ts).
  */
 export async function startServer(
   requested: Config,
   print: Print = (l) => process.stderr.write(`${l}\n`),
-  worker?: { prepared: Prepared; clock: ClockDriver },
+  worker?: { prepared: Prepared; clock: ClockDriver; faults: SharedState<FaultSetting, FaultSetting> },
 ): Promise<Running> {
   const config = await withConcretePort(requested);
   const clockDriver = worker?.clock ?? localDriver(clockFor(config));
@@ -137,6 +139,7 @@ export async function startServer(
       store,
       clock,
       clockDriver,
+      faultSetting: worker?.faults,
       // The rate limiter counts requests in real time, whatever the server clock reads: a driven
       // clock (--clock-speed, POST /admin/clock) must not refill a client's bucket, nor give it N
       // times production's rate; and a client waits for Ratelimit-Reset by its own (real) clock.

@@ -15,12 +15,20 @@ export type FaultStatus = (typeof FAULT_STATUSES)[number];
 /** The longest latency a fault may add: below the 30 s most clients wait for an answer. */
 export const MAX_FAULT_LATENCY_MS = 30_000;
 
+/**
+ * The latest a 429's `Ratelimit-Reset` may name, and what it names unless told: a minute from now,
+ * when production's emptied bucket is full again.
+ */
+export const MAX_FAULT_RESET_MS = 60_000;
+
 /** What to do to one request; every field optional, at most one of `status` and `reset`. */
 export interface FaultPlan {
   /** wait this long before anything else */
   latencyMs?: number;
   /** then answer with this status, as production does */
   status?: FaultStatus;
+  /** with status 429: `Ratelimit-Reset` names the instant this long from now (default a minute) */
+  resetAfterMs?: number;
   /** then drop the connection without an answer */
   reset?: boolean;
 }
@@ -54,6 +62,17 @@ function latency(text: string): number {
   return ms;
 }
 
+/** How long after a 429 its bucket says it is full again: 0 to a minute, as production's may. */
+function resetAfter(text: string): number {
+  const m = /^(\d+)(ms|s)$/.exec(text);
+  const ms = m ? Number(m[1]) * (m[2] === 's' ? 1000 : 1) : Number.NaN;
+  if (!(ms >= 0 && ms <= MAX_FAULT_RESET_MS))
+    throw new FaultSyntaxError(
+      `ratelimit-reset "${text}" must be a duration from 0s to ${MAX_FAULT_RESET_MS / 1000}s (examples: 1s, 500ms): production's bucket is full again within a minute`,
+    );
+  return ms;
+}
+
 /** The items of a list separated by commas, each trimmed; an empty one is an error. */
 function items(text: string, example: string): string[] {
   const list = text.split(',').map((s) => s.trim());
@@ -78,26 +97,34 @@ const HEADER_EXAMPLE = 'status=503, latency=800ms';
 
 /**
  * Reads a `Helixd-Fault` header: items separated by commas, each `status=<429|500|503>`,
- * `latency=<n>ms` (or `<n>s`) or `reset`; at most one latency, and a status or a reset.
+ * `latency=<n>ms` (or `<n>s`), `reset` or, with status=429, `ratelimit-reset=<duration>`; at most
+ * one latency, and a status or a reset.
  */
 export function parseFaultHeader(value: string): FaultPlan {
   const plan: FaultPlan = {};
+  let resetItem: string | undefined;
   for (const item of items(value, HEADER_EXAMPLE)) {
     const [key, arg, ...rest] = item.split('=').map((s) => s.trim());
     let part: FaultPlan;
     if (key === 'reset' && arg === undefined) part = { reset: true };
     else if (key === 'status' && arg !== undefined && !rest.length) part = { status: status(arg) };
     else if (key === 'latency' && arg !== undefined && !rest.length) part = { latencyMs: latency(arg) };
-    else
+    else if (key === 'ratelimit-reset' && arg !== undefined && !rest.length && resetItem === undefined) {
+      plan.resetAfterMs = resetAfter(arg);
+      resetItem = item;
+      continue;
+    } else
       throw new FaultSyntaxError(
-        `"${item}" is not a fault: each is status=<${FAULT_STATUSES.join('|')}>, latency=<duration> or reset, separated by commas (${HEADER_EXAMPLE})`,
+        `"${item}" is not a fault: each is status=<${FAULT_STATUSES.join('|')}>, latency=<duration>, reset or (with status=429, once) ratelimit-reset=<duration>, separated by commas (${HEADER_EXAMPLE})`,
       );
     combine(plan, part, item);
   }
+  if (resetItem !== undefined && plan.status !== 429)
+    throw new FaultSyntaxError(`"${resetItem}" goes with status=429 only (status=429, ${resetItem})`);
   return plan;
 }
 
-const RULES_EXAMPLE = '503:2%, latency:300ms:10%, 429:1%@<client id>';
+const RULES_EXAMPLE = '503:2%, latency:300ms:10%, 429:1%@<client id>, 429:ratelimit-reset=1s:5%';
 
 function percent(text: string, item: string): number {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(text);
@@ -113,8 +140,8 @@ function percent(text: string, item: string): number {
 const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * Reads `--faults`: rules separated by commas, each `<429|500|503>:<p>%`, `latency:<duration>:<p>%`
- * or `reset:<p>%`, optionally followed by `@<client id>`: that fault on p percent of the requests
+ * Reads `--faults`: rules separated by commas, each `<429|500|503>:<p>%`, `latency:<duration>:<p>%`,
+ * `reset:<p>%` or `429:ratelimit-reset=<duration>:<p>%`, optionally followed by `@<client id>`: that fault on p percent of the requests
  * (of that client's only), drawn for each request independently.
  */
 export function parseFaultRules(text: string): FaultRule[] {
@@ -138,8 +165,17 @@ function parseRule(text: string, item: string): FaultRule {
     return { fault: { reset: true }, percent: percent(a as string, item) };
   if (kind !== undefined && /^\d+$/.test(kind) && parts.length === 2)
     return { fault: { status: status(kind) }, percent: percent(a as string, item) };
+  const [key, delay, ...rest] = (a ?? '').split('=').map((s) => s.trim());
+  if (
+    kind === '429' &&
+    parts.length === 3 &&
+    key === 'ratelimit-reset' &&
+    delay !== undefined &&
+    !rest.length
+  )
+    return { fault: { status: 429, resetAfterMs: resetAfter(delay) }, percent: percent(b as string, item) };
   throw new FaultSyntaxError(
-    `"${item}" is not a rule: each is <${FAULT_STATUSES.join('|')}>:<p>%, latency:<duration>:<p>% or reset:<p>%, optionally @<client id>, separated by commas (${RULES_EXAMPLE})`,
+    `"${item}" is not a rule: each is <${FAULT_STATUSES.join('|')}>:<p>%, latency:<duration>:<p>%, reset:<p>% or 429:ratelimit-reset=<duration>:<p>%, optionally @<client id>, separated by commas (${RULES_EXAMPLE})`,
   );
 }
 
@@ -148,6 +184,7 @@ export function describePlan(plan: FaultPlan): string {
   const parts: string[] = [];
   if (plan.latencyMs !== undefined) parts.push(`latency=${plan.latencyMs}ms`);
   if (plan.status !== undefined) parts.push(`status=${plan.status}`);
+  if (plan.resetAfterMs !== undefined) parts.push(`ratelimit-reset=${plan.resetAfterMs}ms`);
   if (plan.reset) parts.push('reset');
   return parts.join(', ');
 }

@@ -1,15 +1,22 @@
 // Faults on demand, so that a client's tests meet production's failures before production serves
 // them: a 429 in the middle of a paging loop, a 503, a slow answer, a connection dropped. Two ways
 // to ask (their syntax: fault-rules.ts):
-// - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`);
+// - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`,
+//   `status=429, ratelimit-reset=1s`);
 // - `--faults` at start (or PUT /admin/faults while running), rules drawn for each request from a
 //   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
-//   the same faults (a failing test can be replayed). A request with the header gets the header's faults (its draws are still made, so
-//   that the requests after it draw as they would have).
+//   the same faults (a failing test can be replayed). A request with the header gets the header's
+//   faults (its draws are still made, so that the requests after it draw as they would have).
+// Under `--workers N` the rules and their seed are one across the workers (src/cluster-state.ts):
+// a PUT through any worker holds in all of them when it answers. Each worker draws from its own
+// generator, started from that seed when the rules were set (or when the worker started): the n-th
+// request a worker takes draws the same in every run, and which worker takes a request is the
+// primary's round robin of connections (one keep-alive connection stays on one worker).
 // Only in the development profile: production refuses --faults at start (config.ts) and ignores the
 // header, as production ignores any header it does not know. Only the operations and the token
 // service fail: the probes, /metrics and the admin API must keep telling the truth about the server.
-// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers, the
+// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers (the
+// bucket full again a minute later, as production's emptied one, or as soon as the fault says), the
 // Helix body of a dependency that cannot serve; every fault is counted in /metrics and named in the
 // request's log line.
 import { randomInt } from 'node:crypto';
@@ -17,6 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Clock } from '../clock.ts';
+import { localState, type SharedState } from '../cluster-state.ts';
 import type { Config } from '../config.ts';
 import type { AppContext } from '../context.ts';
 import { Random } from '../seed/random.ts';
@@ -59,6 +67,27 @@ export const injectedFault = (req: FastifyRequest): InjectedFault | undefined =>
 
 const HEADER_NAME = FAULT_HEADER.toLowerCase();
 
+/** The rules drawn for every request and the seed of their draws (undefined: no rules). */
+export interface FaultSetting {
+  rules: readonly FaultRule[];
+  seed: number | undefined;
+}
+
+/** The name of the fault setting among the state the workers of `--workers` share. */
+export const FAULT_STATE = 'faults';
+
+/** `rules` drawn from `seed`: a new seed when unset and there are rules. */
+export const faultSetting = (rules: readonly FaultRule[], seed?: number): FaultSetting => ({
+  rules,
+  seed: rules.length ? (seed ?? randomInt(2 ** 31 - 1)) : undefined,
+});
+
+/** The setting of `--faults` and `--fault-seed` (chosen once: under --workers, by the primary). */
+export const faultSettingOf = (config: Config): FaultSetting => faultSetting(config.faults, config.faultSeed);
+
+/** A change of the setting replaces it (the admin API has checked it). */
+const replace = (_: FaultSetting, next: FaultSetting) => next;
+
 /**
  * The client a request names before any body is read: its Client-Id header (the operations), else
  * `client_id` in the query string (the token service, as client libraries call it).
@@ -81,20 +110,22 @@ export class FaultInjector {
     /** the rate limiter's clock: an injected 429 names the reset the limiter's own would */
     private readonly clock: Clock,
     private readonly metrics: AppMetrics,
+    /** the setting, changed by the admin API: in every worker under --workers */
+    readonly setting: SharedState<FaultSetting, FaultSetting> = localState(faultSettingOf(config), replace),
   ) {
-    this.setRules(config.faults, config.faultSeed);
+    setting.listen((s) => this.#adopt(s));
     if (this.enabled)
       for (const kind of KINDS) for (const source of SOURCES) metrics.faultInjected(kind, source, 0);
   }
 
   /**
-   * Replaces the rules (none: `[]`) and starts their draws again from `seed` (a new one when
-   * unset): from here on, the same seed and requests inject the same faults.
+   * Takes the rules (none: `[]`) and starts their draws again from their seed: from here on, the
+   * same seed and requests inject the same faults.
    */
-  setRules(rules: readonly FaultRule[], seed?: number): void {
+  #adopt({ rules, seed }: FaultSetting): void {
     this.#rules = rules;
-    this.#seed = rules.length ? (seed ?? randomInt(2 ** 31 - 1)) : undefined;
-    this.#random = this.#seed === undefined ? undefined : new Random(this.#seed, 'faults');
+    this.#seed = seed;
+    this.#random = seed === undefined ? undefined : new Random(seed, 'faults');
   }
 
   /** the rules drawn for every request, and the seed of their draws */
@@ -118,10 +149,10 @@ export class FaultInjector {
     for (const rule of this.#rules) {
       const hit = this.#random.next() * 100 < rule.percent;
       if (!hit || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
-      const { latencyMs, status, reset } = rule.fault;
+      const { latencyMs, ...rest } = rule.fault;
       if (latencyMs !== undefined && plan.latencyMs === undefined) plan.latencyMs = latencyMs;
-      if ((status !== undefined || reset) && plan.status === undefined && !plan.reset)
-        Object.assign(plan, status !== undefined ? { status } : { reset });
+      if ((rest.status !== undefined || rest.reset) && plan.status === undefined && !plan.reset)
+        Object.assign(plan, rest);
     }
     return Object.keys(plan).length ? plan : undefined;
   }
@@ -179,7 +210,7 @@ export class FaultInjector {
       else socket?.destroy();
       return;
     }
-    if (plan.status !== undefined) throw this.#answer(plan.status);
+    if (plan.status !== undefined) throw this.#answer(plan.status, plan.resetAfterMs);
   }
 
   #record(req: FastifyRequest, plan: FaultPlan, source: Source): void {
@@ -189,12 +220,13 @@ export class FaultInjector {
     if (plan.reset) this.metrics.faultInjected('reset', source);
   }
 
-  /** Production's own answer with `status`. */
-  #answer(status: FaultStatus): HelixError {
+  /** Production's own answer with `status` (a 429's bucket full again `resetAfterMs` from now). */
+  #answer(status: FaultStatus, resetAfterMs = RATE_LIMIT_WINDOW_MS): HelixError {
     if (status === 429) {
-      // An empty bucket: nothing left, full again a window from now (as RateLimiter.charge says).
+      // An empty bucket: nothing left, full again a window from now (as RateLimiter.charge says),
+      // unless the fault names a shorter wait.
       const points = this.config.rateLimit || PRODUCTION_POINTS;
-      return rateLimitRefusal(rateLimitHeaders(points, 0, this.clock.now() + RATE_LIMIT_WINDOW_MS));
+      return rateLimitRefusal(rateLimitHeaders(points, 0, this.clock.now() + resetAfterMs));
     }
     if (status === 503) return new HelixError(503, UNAVAILABLE_MESSAGE);
     return new HelixError(500, 'Internal Server Error');
@@ -215,8 +247,9 @@ export function installFaults(
   config: Config,
   clock: Clock,
   metrics: AppMetrics,
+  setting?: SharedState<FaultSetting, FaultSetting>,
 ): FaultInjector | undefined {
-  const faults = new FaultInjector(config, clock, metrics);
+  const faults = new FaultInjector(config, clock, metrics, setting);
   if (!faults.enabled) return undefined;
   app.addHook('onRequest', faults.onRequest);
   const { rules, seed } = faults.rules;
@@ -237,9 +270,15 @@ const faultRulesReply = Type.Object({
 function rulesText(rules: readonly FaultRule[]): string {
   return rules
     .map((r) => {
-      const { latencyMs, status } = r.fault;
+      const { latencyMs, status, resetAfterMs } = r.fault;
       const what =
-        latencyMs !== undefined ? `latency:${latencyMs}ms` : status !== undefined ? String(status) : 'reset';
+        latencyMs !== undefined
+          ? `latency:${latencyMs}ms`
+          : status === undefined
+            ? 'reset'
+            : resetAfterMs !== undefined
+              ? `${status}:ratelimit-reset=${resetAfterMs}ms`
+              : String(status);
       return `${what}:${r.percent}%${r.clientId ? `@${r.clientId}` : ''}`;
     })
     .join(', ');
@@ -271,7 +310,7 @@ export function faultRoutes(app: FastifyInstance, ctx: AppContext, faults: Fault
     tag: 'admin',
     summary: 'Set the fault rules',
     description:
-      'Replaces the rules of `--faults` (`{"faults": "503:2%, latency:300ms:10%", "seed": 42}`) and starts their draws again from `seed` (a new one when left out).',
+      'Replaces the rules of `--faults` (`{"faults": "503:2%, latency:300ms:10%", "seed": 42}`) and starts their draws again from `seed` (a new one when left out). Under `--workers`, every worker draws them when this answers.',
     body: Type.Object({ faults: Type.String(), seed: Type.Optional(Type.Integer()) }),
     status: 200,
     response: faultRulesReply,
@@ -296,7 +335,7 @@ export function faultRoutes(app: FastifyInstance, ctx: AppContext, faults: Fault
         if (e instanceof FaultSyntaxError) throw badRequest(`faults: ${e.message}`);
         throw e;
       }
-      faults.setRules(rules, seed as number | undefined);
+      await faults.setting.change(faultSetting(rules, seed as number | undefined));
       req.log.warn({ faults: rules.map(describeRule), faultSeed: faults.rules.seed }, 'fault rules set');
       return current();
     },
@@ -309,7 +348,7 @@ export function faultRoutes(app: FastifyInstance, ctx: AppContext, faults: Fault
     description: 'No fault is drawn any more (the Helixd-Fault header still works).',
     status: 204,
     async handler(req) {
-      faults.setRules([]);
+      await faults.setting.change(faultSetting([]));
       req.log.warn('fault rules removed');
     },
   });

@@ -80,6 +80,31 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     assert.equal(value(samples, 'helixd_rate_limit_refusals_total', { bucket: 'app' }), 1);
   });
 
+  it('status=429 with ratelimit-reset=<duration>: the same refusal, its bucket full again that soon', async () => {
+    const real = await games(fault('status=429'));
+    assert.equal(real.statusCode, 429);
+    const minuteAway = Number(real.headers['ratelimit-reset']);
+    assert.equal(minuteAway, Math.ceil((t.clock.now() + 60_000) / 1000), 'a minute from now by default');
+    const waits: [string, number][] = [
+      ['2s', 2000],
+      ['500ms', 500],
+      ['0s', 0],
+      ['60s', 60_000],
+    ];
+    for (const [text, ms] of waits) {
+      const soon = await games(fault(`status=429, ratelimit-reset=${text}`));
+      assert.equal(soon.statusCode, 429, text);
+      assert.equal(soon.body, real.body);
+      for (const h of ['ratelimit-limit', 'ratelimit-remaining', 'content-type'])
+        assert.equal(soon.headers[h], real.headers[h], h);
+      assert.equal(Number(soon.headers['ratelimit-reset']), Math.ceil((t.clock.now() + ms) / 1000), text);
+    }
+    // The order of the items does not matter, and a latency goes with it.
+    const both = await games(fault('ratelimit-reset=1s, latency=1ms, status=429'));
+    assert.equal(both.statusCode, 429);
+    assert.equal(Number(both.headers['ratelimit-reset']), Math.ceil((t.clock.now() + 1000) / 1000));
+  });
+
   it('answers status=500 with the Helix body of an unexpected failure', async () => {
     const res = await games(fault('status=500'));
     assert.equal(res.statusCode, 500);
@@ -147,8 +172,13 @@ forEachStore('faults on demand', (kind: StoreKind) => {
       ['status=503, reset', /at most one latency, and one status or reset/],
       [
         'status=503;latency=1s',
-        /is not a fault: each is status=<429\|500\|503>, latency=<duration> or reset, separated by commas/,
+        /is not a fault: each is status=<429\|500\|503>, latency=<duration>, reset or \(with status=429, once\) ratelimit-reset=<duration>, separated by commas/,
       ],
+      ['status=429, ratelimit-reset=61s', /ratelimit-reset "61s" must be a duration from 0s to 60s/],
+      ['status=429, ratelimit-reset=1m', /ratelimit-reset "1m" must be a duration from 0s to 60s/],
+      ['status=503, ratelimit-reset=1s', /"ratelimit-reset=1s" goes with status=429 only/],
+      ['ratelimit-reset=1s', /"ratelimit-reset=1s" goes with status=429 only/],
+      ['status=429, ratelimit-reset=1s, ratelimit-reset=2s', /"ratelimit-reset=2s" is not a fault/],
       ['status=503,,reset', /an empty item/],
       ['', /an empty item/],
     ];
@@ -241,6 +271,11 @@ forEachStore('faults on demand', (kind: StoreKind) => {
       assert.deepEqual(await run(), first, 'the same seed replays the same faults');
       const bad: [unknown, RegExp][] = [
         [{ faults: '503:2' }, /^faults: "503:2": the share "2" must be a percentage/],
+        [
+          { faults: '429:ratelimit-reset=90s:5%' },
+          /^faults: ratelimit-reset "90s" must be a duration from 0s to 60s/,
+        ],
+        [{ faults: '503:ratelimit-reset=1s:5%' }, /^faults: "503:ratelimit-reset=1s:5%" is not a rule/],
         [{ faults: 503 }, /^faults: must be a string of rules/],
         [{ faults: '503:2%', seed: -1 }, /^seed: must be a whole number from 0 to 2147483647/],
         [{ faults: '503:2%', extra: 1 }, /^body: "extra" is not a field \(faults, seed\)/],
@@ -256,6 +291,32 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     }
     assert.deepEqual((await t.get('/admin/faults', admin)).json(), { faults: '', seed: null });
     for (let i = 0; i < LIMIT; i++) assert.equal((await games()).statusCode, 200);
+  });
+
+  it('a 429 rule with ratelimit-reset=<duration> names that wait in every refusal it draws', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const set = await t.inject({
+      method: 'PUT',
+      url: '/admin/faults',
+      headers: admin,
+      payload: { faults: '429:ratelimit-reset=1s:100%, 503:100%', seed: 3 },
+    });
+    try {
+      assert.equal(set.statusCode, 200, set.body);
+      // Read back in --faults syntax, which PUT takes again.
+      assert.equal(set.json().faults, '429:ratelimit-reset=1000ms:100%, 503:100%');
+      for (let i = 0; i < 3; i++) {
+        const res = await games();
+        assert.equal(res.statusCode, 429, 'the first status drawn wins');
+        assert.equal(res.headers['ratelimit-remaining'], '0');
+        assert.equal(Number(res.headers['ratelimit-reset']), Math.ceil((t.clock.now() + 1000) / 1000));
+      }
+      logText = '';
+      await games();
+      assert.match(logText, /"injectedFault":"status=429, ratelimit-reset=1000ms","faultSource":"rules"/);
+    } finally {
+      await t.inject({ method: 'DELETE', url: '/admin/faults', headers: admin });
+    }
   });
 
   it('--faults rules scoped @<client id> fail only that client, named by Client-Id or client_id', async () => {
@@ -353,6 +414,13 @@ describe('faults configured at start', () => {
       { fault: { status: 429 }, percent: 0.5 },
       { fault: { reset: true }, percent: 1 },
     ]);
+    assert.deepEqual(
+      loadConfig({ faults: '429:ratelimit-reset=2s:5%, 429 : ratelimit-reset = 0ms : 1%' }, {}).faults,
+      [
+        { fault: { status: 429, resetAfterMs: 2000 }, percent: 5 },
+        { fault: { status: 429, resetAfterMs: 0 }, percent: 1 },
+      ],
+    );
     assert.deepEqual(loadConfig({ faults: 'latency:2s:5% @ abc_1' }, {}).faults, [
       { fault: { latencyMs: 2000 }, percent: 5, clientId: 'abc_1' },
     ]);
@@ -363,6 +431,9 @@ describe('faults configured at start', () => {
       ['503:2', /the share "2" must be a percentage above 0 and at most 100/],
       ['503:101%', /the share "101%"/],
       ['latency:2%', /"latency:2%" is not a rule/],
+      ['429:ratelimit-reset=61s:5%', /ratelimit-reset "61s" must be a duration from 0s to 60s/],
+      ['429:ratelimit-reset:5%', /"429:ratelimit-reset:5%" is not a rule/],
+      ['500:ratelimit-reset=1s:5%', /is not a rule: .* or 429:ratelimit-reset=<duration>:<p>%/],
       ['503:2%,', /an empty item/],
     ];
     for (const [text, rule] of cases) {

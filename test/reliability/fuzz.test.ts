@@ -399,7 +399,20 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
     // Rules that parse and ones that do not, with seeds in and out of range.
     const rule = fc
       .tuple(
-        fc.constantFrom('429', '500', '503', 'reset', 'latency:1ms', 'latency:0s', '404', 'latency:99s'),
+        fc.constantFrom(
+          '429',
+          '500',
+          '503',
+          'reset',
+          'latency:1ms',
+          'latency:0s',
+          '404',
+          'latency:99s',
+          '429:ratelimit-reset=1s',
+          '429:ratelimit-reset=0ms',
+          '429:ratelimit-reset=61s',
+          '503:ratelimit-reset=1s',
+        ),
         fc.oneof(fc.integer({ min: -5, max: 105 }).map(String), junk),
         fc.oneof(
           fc.constant(''),
