@@ -69,7 +69,7 @@ export async function topGames(db: Kysely<Database>, page: PageQuery): Promise<P
   return movedKeysetPage(
     {
       unmoved: currentTopGames(db, page) as unknown as SelectQueryBuilder<Database, never, GameRow>,
-      moved: movedTopGames(db, page.epoch ?? 0),
+      moved: () => movedTopGames(db, page.epoch ?? 0),
       unmovedColumns: TOP_GAMES_ORDER,
       movedColumns: MOVED_GAMES_ORDER,
       fields: ['viewer_count', 'id'],

@@ -60,9 +60,13 @@ export function unmovedSince(
   dialect: Dialect,
 ) {
   const moved = sql`select 1 from ${sql.table(table)} m where m.${sql.ref(idColumn)} = ${sql.ref(idRef)} and m.seq > ${epoch}`;
+  // Nothing logged after the epoch (a store where nothing moved during the walk, as most are):
+  // the log's last entry, read once for the statement, answers for every row, and the probes are
+  // not made (both stores stop an OR at its first true operand).
+  const stillSince = sql`(select coalesce(max(seq), 0) from ${sql.table(table)}) <= ${epoch}`;
   return dialect === 'sqlite'
-    ? sql<boolean>`not exists (${moved})`
-    : sql<boolean>`(select 1 where not exists (${moved})) is not null`;
+    ? sql<boolean>`(${stillSince} or not exists (${moved}))`
+    : sql<boolean>`(${stillSince} or (select 1 where not exists (${moved})) is not null)`;
 }
 
 /** The log entry `m` is its row's first move after `epoch` (to be said with `m.seq > epoch`). */
@@ -88,8 +92,8 @@ function compareKeys(a: Key, b: Key, descending: boolean): number {
 export interface MovedWalk<R> {
   /** the rows not moved since the epoch, at their values, each with epochColumn (statement 1) */
   unmoved: SelectQueryBuilder<Database, never, R>;
-  /** the rows moved since the epoch, at their values as of it (statement 2) */
-  moved: SelectQueryBuilder<Database, never, R>;
+  /** the rows moved since the epoch, at their values as of it (statement 2), made only when needed */
+  moved: () => SelectQueryBuilder<Database, never, R>;
   /** each statement's ordering columns (its sort columns, then the id) */
   unmovedColumns: readonly string[];
   movedColumns: readonly string[];
@@ -110,8 +114,16 @@ export async function movedKeysetPage<R>(
   const moved =
     unmoved.length > 0 && epochOfRows(unmoved) <= (page.epoch ?? 0)
       ? []
-      : await keysetQuery(walk.moved, walk.movedColumns, direction, page).execute();
+      : await keysetQuery(walk.moved(), walk.movedColumns, direction, page).execute();
   const backward = page.before !== undefined;
+  // Nothing moved: the first statement's rows are the page, already in the order of travel (as
+  // keysetPage reads them), and need no merge.
+  if (moved.length === 0) {
+    const hasMore = unmoved.length > page.first;
+    const rows = unmoved.slice(0, page.first);
+    if (backward) rows.reverse();
+    return endsOf(rows, hasMore, walk.fields, page.epoch);
+  }
   const travelDescending = (direction === 'desc') !== backward;
   const byId = new Map<string | number, { row: R; key: Key }>();
   for (const row of [...unmoved, ...moved]) {
@@ -120,13 +132,18 @@ export async function movedKeysetPage<R>(
   }
   const merged = [...byId.values()].sort((a, b) => compareKeys(a.key, b.key, travelDescending));
   const hasMore = merged.length > page.first;
-  const kept = merged.slice(0, page.first);
-  if (backward) kept.reverse();
-  const first = kept[0];
-  const last = kept[kept.length - 1];
-  const rows = kept.map((k) => k.row);
-  if (first === undefined || last === undefined) return { rows, hasMore, epoch: page.epoch };
-  return { rows, hasMore, ends: { first: first.key, last: last.key }, epoch: page.epoch };
+  const rows = merged.slice(0, page.first).map((k) => k.row);
+  if (backward) rows.reverse();
+  return endsOf(rows, hasMore, walk.fields, page.epoch);
+}
+
+/** A page of `rows` (in the listing's order), its ends their keys. */
+function endsOf<R>(rows: R[], hasMore: boolean, fields: readonly string[], epoch: number | undefined): Page<R> {
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  if (first === undefined || last === undefined) return { rows, hasMore, epoch };
+  const key = (row: R) => keyOf(row as Record<string, unknown>, fields);
+  return { rows, hasMore, ends: { first: key(first), last: key(last) }, epoch };
 }
 
 /** The epoch a first page's rows read with epochColumn (0 for an empty page, which has no cursor). */

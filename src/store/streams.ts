@@ -147,7 +147,7 @@ export async function streamsPage(
   return movedKeysetPage(
     {
       unmoved: currentStreams(db, f, page) as unknown as SelectQueryBuilder<Database, never, StreamListRow>,
-      moved: movedStreams(db, f, page.epoch ?? 0),
+      moved: () => movedStreams(db, f, page.epoch ?? 0),
       unmovedColumns: STREAMS_ORDER,
       movedColumns: MOVED_STREAMS_ORDER,
       fields: ['viewer_count', 'id'],
