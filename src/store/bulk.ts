@@ -69,6 +69,42 @@ export async function withLargeCache<T>(store: Store, fn: () => Promise<T>): Pro
   }
 }
 
+/**
+ * Runs `fn`, a load of many rows in one transaction (a seed), with SQLite set for it, then as it
+ * was: the large page cache of `withLargeCache`, and a rollback journal instead of the WAL. In WAL
+ * mode every page the load writes goes to the WAL first, and the checkpoint when the last
+ * connection closes copies it into the file: the store written twice, and once the WAL outgrows
+ * the cache, pages read back through the WAL's index. A rollback journal keeps a copy of the pages
+ * the transaction changes as they were before it, and none of the pages it adds at the end of the
+ * file, which into an empty store are nearly all: the rows are written once. A failed load still
+ * rolls back, and a journal left by a crash is rolled back when the file is next opened.
+ *
+ * The journal mode cannot leave WAL while another connection has the file open (a server on it,
+ * SQLITE_BUSY at once): the load then runs in WAL mode, as it always did. PostgreSQL: `fn` alone.
+ */
+export async function withBulkLoad<T>(store: Store, fn: () => Promise<T>): Promise<T> {
+  if (store.dialect !== 'sqlite') return fn();
+  return withLargeCache(store, async () => {
+    const mode = async (to: string) =>
+      (await sql<{ journal_mode: string }>`pragma journal_mode = ${sql.raw(to)}`.execute(store.db)).rows[0]
+        ?.journal_mode;
+    let before: string | undefined;
+    try {
+      before = (await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db)).rows[0]
+        ?.journal_mode;
+      if (before === 'wal' && (await mode('delete')) !== 'delete') before = undefined;
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+      before = undefined;
+    }
+    try {
+      return await fn();
+    } finally {
+      if (before === 'wal') await mode('wal');
+    }
+  });
+}
+
 /** Runs statements that `dropSecondaryIndexes` returned, building the indexes again. */
 export async function runDdl(trx: Transaction<Database>, ddl: readonly string[]): Promise<void> {
   for (const text of ddl) await trx.executeQuery(CompiledQuery.raw(text));
