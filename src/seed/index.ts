@@ -5,6 +5,7 @@ import {
   inserter,
   isEmpty,
   runDdl,
+  withBulkLoad,
 } from '../store/bulk.ts';
 import type { Store } from '../store/db.ts';
 import { recountLiveGames } from '../store/games.ts';
@@ -47,26 +48,28 @@ export async function seedStore(store: Store, o: SeedOptions, run: SeedRun = {})
   if (!(await isEmpty(store))) {
     if (!run.force) throw new StoreNotEmptyError('the store already holds data; use --force to replace it');
   }
-  return store.db.transaction().execute(async (trx) => {
-    if (run.force) await emptyDataTables(trx);
-    const deferred = await dropSecondaryIndexes(trx, store.dialect);
-    const insert = inserter(trx, store.dialect);
-    const threads = run.threads ?? (o.users >= 10_000 ? 2 : 1);
-    const summary = await generateChunks(o, threads, async (chunk) => {
-      await insert(chunk);
-      run.onProgress?.(chunk.table, chunk.rows);
-    });
-    await runDdl(trx, deferred);
-    // The generator's games carry counts of their own, and the streams' triggers added theirs.
-    await recountLiveGames(trx);
-    const info: SeedInfo = {
-      ...o,
-      demoUserId: summary.demoUserId,
-      demoLogin: summary.demoLogin,
-      demoClientId: summary.demoClientId,
-    };
-    await setSetting(trx, 'seed', JSON.stringify(info));
-    await analyzeDataTables(trx, store.dialect);
-    return summary;
-  });
+  return withBulkLoad(store, () =>
+    store.db.transaction().execute(async (trx) => {
+      if (run.force) await emptyDataTables(trx);
+      const deferred = await dropSecondaryIndexes(trx, store.dialect);
+      const insert = inserter(trx, store.dialect);
+      const threads = run.threads ?? (o.users >= 10_000 ? 2 : 1);
+      const summary = await generateChunks(o, threads, async (chunk) => {
+        await insert(chunk);
+        run.onProgress?.(chunk.table, chunk.rows);
+      });
+      await runDdl(trx, deferred);
+      // The generator's games carry counts of their own, and the streams' triggers added theirs.
+      await recountLiveGames(trx);
+      const info: SeedInfo = {
+        ...o,
+        demoUserId: summary.demoUserId,
+        demoLogin: summary.demoLogin,
+        demoClientId: summary.demoClientId,
+      };
+      await setSetting(trx, 'seed', JSON.stringify(info));
+      await analyzeDataTables(trx, store.dialect);
+      return summary;
+    }),
+  );
 }

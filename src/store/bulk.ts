@@ -3,6 +3,7 @@
 import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely';
 import type { Dialect, Store } from './db.ts';
 import type { Database } from './schema.ts';
+import type { RowsConnection } from './sqlite-driver.ts';
 
 /**
  * Tables that hold platform data, each after the tables its rows name (the order they are filled
@@ -68,6 +69,42 @@ export async function withLargeCache<T>(store: Store, fn: () => Promise<T>): Pro
   }
 }
 
+/**
+ * Runs `fn`, a load of many rows in one transaction (a seed), with SQLite set for it, then as it
+ * was: the large page cache of `withLargeCache`, and a rollback journal instead of the WAL. In WAL
+ * mode every page the load writes goes to the WAL first, and the checkpoint when the last
+ * connection closes copies it into the file: the store written twice, and once the WAL outgrows
+ * the cache, pages read back through the WAL's index. A rollback journal keeps a copy of the pages
+ * the transaction changes as they were before it, and none of the pages it adds at the end of the
+ * file, which into an empty store are nearly all: the rows are written once. A failed load still
+ * rolls back, and a journal left by a crash is rolled back when the file is next opened.
+ *
+ * The journal mode cannot leave WAL while another connection has the file open (a server on it,
+ * SQLITE_BUSY at once): the load then runs in WAL mode, as it always did. PostgreSQL: `fn` alone.
+ */
+export async function withBulkLoad<T>(store: Store, fn: () => Promise<T>): Promise<T> {
+  if (store.dialect !== 'sqlite') return fn();
+  return withLargeCache(store, async () => {
+    const mode = async (to: string) =>
+      (await sql<{ journal_mode: string }>`pragma journal_mode = ${sql.raw(to)}`.execute(store.db)).rows[0]
+        ?.journal_mode;
+    let before: string | undefined;
+    try {
+      before = (await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db)).rows[0]
+        ?.journal_mode;
+      if (before === 'wal' && (await mode('delete')) !== 'delete') before = undefined;
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+      before = undefined;
+    }
+    try {
+      return await fn();
+    } finally {
+      if (before === 'wal') await mode('wal');
+    }
+  });
+}
+
 /** Runs statements that `dropSecondaryIndexes` returned, building the indexes again. */
 export async function runDdl(trx: Transaction<Database>, ddl: readonly string[]): Promise<void> {
   for (const text of ddl) await trx.executeQuery(CompiledQuery.raw(text));
@@ -128,10 +165,13 @@ export interface Upsert {
 }
 
 /**
- * A writer of rows. Each chunk goes in as ONE statement with ONE parameter, the chunk as a JSON
- * array of row arrays, which the database unpacks itself (SQLite json_each, PostgreSQL
- * json_array_elements): a short SQL text prepared once per table instead of thousands of bound
- * values. Every value is an integer below 2^53, a string or null, so the JSON round trip is exact.
+ * A writer of rows. PostgreSQL: each chunk goes in as ONE statement with ONE parameter, the chunk
+ * as a JSON array of row arrays, which the database unpacks itself (json_array_elements): a short
+ * SQL text prepared once per table instead of thousands of bound values. SQLite: one prepared
+ * single-row INSERT run for each row of the parsed chunk, in this thread with no round trip: about
+ * 40% less time than SQLite's `json_each` unpacking, whose `value ->> i` reads each row's JSON text
+ * again for every column (docs/perf-history.md, "Seed speed"). Every value is an integer below 2^53,
+ * a string or null, so the JSON round trip is exact.
  *
  * `upsert`: the chunk's rows replace the rows with the same `key` (the columns of a primary key)
  * instead of failing on them, except for the columns in `keep`, which only a new row takes. An
@@ -139,36 +179,64 @@ export interface Upsert {
  * 008) see an update, and rows that refer to it (a client's tokens) stay.
  */
 export function inserter(trx: Transaction<Database>, dialect: Dialect) {
-  const texts = new Map<string, string>();
+  const statements = new Map<string, Promise<{ text: string; asText: number[] }>>();
   const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
-  const textFor = async (table: string, columns: string[], upsert?: Upsert): Promise<string> => {
-    const cacheKey = `${table}\n${columns.join(',')}\n${upsert ? JSON.stringify(upsert) : ''}`;
-    let text = texts.get(cacheKey);
-    if (text === undefined) {
-      const list = columns.map(quote).join(',');
-      const conflict =
-        upsert === undefined
-          ? ''
-          : ` on conflict (${upsert.key.map(quote).join(',')}) do update set ${columns
-              .filter((c) => !upsert.key.includes(c) && !upsert.keep?.includes(c))
-              .map((c) => `${quote(c)} = excluded.${quote(c)}`)
-              .join(',')}`;
-      if (dialect === 'sqlite') {
-        const values = columns.map((_, i) => `value ->> ${i}`).join(',');
-        // `where true` parts an INSERT ... SELECT from its ON CONFLICT clause in SQLite's grammar.
-        text = `insert into ${quote(table)} (${list}) select ${values} from json_each(?)${conflict ? ` where true${conflict}` : ''}`;
-      } else {
-        const values = (await jsonElementsAs(trx, table, columns, 'e')).join(',');
-        text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e${conflict}`;
-      }
-      texts.set(cacheKey, text);
+  const make = async (table: string, columns: string[], upsert?: Upsert) => {
+    const list = columns.map(quote).join(',');
+    const conflict =
+      upsert === undefined
+        ? ''
+        : ` on conflict (${upsert.key.map(quote).join(',')}) do update set ${columns
+            .filter((c) => !upsert.key.includes(c) && !upsert.keep?.includes(c))
+            .map((c) => `${quote(c)} = excluded.${quote(c)}`)
+            .join(',')}`;
+    if (dialect === 'sqlite') {
+      const text = `insert into ${quote(table)} (${list}) values (${columns.map(() => '?').join(',')})${conflict}`;
+      return { text, asText: await nonIntegerColumns(trx, table, columns) };
     }
-    return text;
+    const values = (await jsonElementsAs(trx, table, columns, 'e')).join(',');
+    const text = `insert into ${quote(table)} (${list}) select ${values} from json_array_elements($1::json) e${conflict}`;
+    return { text, asText: [] };
   };
   return async (chunk: JsonRows, upsert?: Upsert): Promise<void> => {
-    const text = await textFor(chunk.table, chunk.columns, upsert);
-    await trx.executeQuery(CompiledQuery.raw(text, [chunk.json]));
+    const cacheKey = `${chunk.table}\n${chunk.columns.join(',')}\n${upsert ? JSON.stringify(upsert) : ''}`;
+    let statement = statements.get(cacheKey);
+    if (statement === undefined) {
+      statement = make(chunk.table, chunk.columns, upsert);
+      statements.set(cacheKey, statement);
+    }
+    const { text, asText } = await statement;
+    if (dialect !== 'sqlite') {
+      await trx.executeQuery(CompiledQuery.raw(text, [chunk.json]));
+      return;
+    }
+    const rows = JSON.parse(chunk.json) as unknown[][];
+    // better-sqlite3 binds every JS number as a REAL: an INTEGER column stores a whole one as the
+    // integer, but a TEXT column would store 5 as '5.0' where SQLite's own JSON gave '5'.
+    if (asText.length > 0)
+      for (const row of rows)
+        for (const i of asText) {
+          const v = row[i];
+          if (typeof v === 'number' && Number.isInteger(v)) row[i] = BigInt(v);
+        }
+    await trx.getExecutor().provideConnection((c) => (c as RowsConnection).runEach(text, rows));
   };
+}
+
+/**
+ * The indexes in `columns` of the columns of `table` that do not have SQLite's INTEGER affinity
+ * (a declared type without "INT"), where a whole number must be bound as an integer to be stored
+ * as SQLite's JSON functions would store it.
+ */
+async function nonIntegerColumns(
+  db: Kysely<Database>,
+  table: string,
+  columns: readonly string[],
+): Promise<number[]> {
+  const r = await sql<{ name: string; type: string }>`
+    select name, type from pragma_table_info(${table})`.execute(db);
+  const types = new Map(r.rows.map((c) => [c.name, c.type]));
+  return columns.flatMap((c, i) => (/INT/i.test(types.get(c) ?? '') ? [] : [i]));
 }
 
 /**

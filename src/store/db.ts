@@ -11,8 +11,9 @@
 //   indexes covering: trailing key columns on SQLite, INCLUDE on PostgreSQL); migrate.ts names
 //   PostgreSQL's schema for the migration table and retries a migration that collided with another
 //   session's DDL.
-// - Bulk loading (bulk.ts): json_each against json_array_elements with casts read from the catalog;
-//   the secondary indexes found in sqlite_master against pg_indexes; ANALYZE on PostgreSQL only.
+// - Bulk loading (bulk.ts): a prepared row insert run per row against json_array_elements with casts
+//   read from the catalog; a rollback journal during a seed on SQLite; the secondary indexes found
+//   in sqlite_master against pg_indexes; ANALYZE on PostgreSQL only.
 // - Planner steering, because SQLite plans without row statistics: streams.ts writes an IN list as
 //   an expression no index holds (on SQLite always, on PostgreSQL for several values) and
 //   videos.ts keeps a period off the time index with a unary plus on SQLite only.

@@ -23,7 +23,7 @@ const texts = new Map<string, string>();
 /**
  * The rows of `table` whose `columns` hold one of `keys`, with the columns asked for. However many
  * keys, ONE statement with ONE parameter, the keys as a JSON array of value arrays that the
- * database unpacks itself (as src/store/bulk.ts `inserter` writes rows): a chunk of an import
+ * database unpacks itself (as src/store/bulk.ts `inserter` writes rows on PostgreSQL): a chunk of an import
  * costs a statement per check, not one per few hundred values, nor a query built value by value.
  */
 export async function rowsWithKeys(

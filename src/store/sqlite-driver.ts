@@ -56,7 +56,12 @@ function objectMaker(columns: readonly string[]): (values: unknown[]) => Record<
 
 const quoteName = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-class Connection implements DatabaseConnection {
+/** A connection of this driver, as a bulk load sees it (src/store/bulk.ts `inserter`). */
+export interface RowsConnection extends DatabaseConnection {
+  runEach(sqlText: string, rows: readonly (readonly unknown[])[]): Promise<void>;
+}
+
+class Connection implements RowsConnection {
   constructor(readonly driver: FastSqliteDriver) {}
   /** in the driver's idle list: given back, not to be given back twice */
   idle = false;
@@ -64,6 +69,14 @@ class Connection implements DatabaseConnection {
   /** A query of Kysely's, timed (the driver's `onQuery`) from here to its result, waits included. */
   executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     return this.driver.execute<R>(this, compiled, true);
+  }
+
+  /**
+   * Runs the writing statement `sqlText` once per parameter array of `rows`, in this connection's
+   * turn: a bulk load's rows (src/store/bulk.ts `inserter`). Heard by `onQuery` as one query.
+   */
+  runEach(sqlText: string, rows: readonly (readonly unknown[])[]): Promise<void> {
+    return this.driver.runEach(this, sqlText, rows);
   }
 
   // Rows are read in one go and handed out in chunks: an open iterator would keep the connection
@@ -188,6 +201,27 @@ export class FastSqliteDriver implements Driver {
     } catch (error) {
       if (started !== undefined) this.#heard('error', compiled, started, error);
       return Promise.reject(error);
+    }
+  }
+
+  /** `Connection.runEach`: one statement, prepared once, run for each row as one write. */
+  async runEach(
+    connection: Connection,
+    sqlText: string,
+    rows: readonly (readonly unknown[])[],
+  ): Promise<void> {
+    const started = this.#onQuery ? performance.now() : undefined;
+    while (this.#holder !== undefined && this.#holder !== connection) await this.#turn();
+    const compiled = CompiledQuery.raw(sqlText);
+    try {
+      const { stmt } = this.#prepare(sqlText);
+      this.#beforeWrite?.();
+      this.#writes++;
+      for (let i = 0; i < rows.length; i++) stmt.run(rows[i]);
+      if (started !== undefined) this.#heard('query', compiled, started);
+    } catch (error) {
+      if (started !== undefined) this.#heard('error', compiled, started, error);
+      throw error;
     }
   }
 
