@@ -138,7 +138,12 @@ export async function movedKeysetPage<R>(
 }
 
 /** A page of `rows` (in the listing's order), its ends their keys. */
-function endsOf<R>(rows: R[], hasMore: boolean, fields: readonly string[], epoch: number | undefined): Page<R> {
+function endsOf<R>(
+  rows: R[],
+  hasMore: boolean,
+  fields: readonly string[],
+  epoch: number | undefined,
+): Page<R> {
   const first = rows[0];
   const last = rows[rows.length - 1];
   if (first === undefined || last === undefined) return { rows, hasMore, epoch };
