@@ -148,3 +148,25 @@ export async function definition(kind: StoreKind, db: Kysely<Database>, index: s
   assert.ok(row, `no index ${index}`);
   return row.d;
 }
+
+/**
+ * For each index, whether its definition holds the columns (all of them or none: anything else
+ * fails).
+ */
+export async function covering(
+  kind: StoreKind,
+  db: Kysely<Database>,
+  indexes: readonly (readonly [string, readonly string[]])[],
+): Promise<boolean[]> {
+  const out: boolean[] = [];
+  for (const [index, columns] of indexes) {
+    const d = await definition(kind, db, index);
+    const has = columns.map((c) => new RegExp(`\\b${c}\\b`).test(d));
+    assert.ok(
+      has.every((h) => h === has[0]),
+      `${index} holds some of ${columns}: ${d}`,
+    );
+    out.push(has[0] as boolean);
+  }
+  return out;
+}
