@@ -21,6 +21,7 @@ import {
   numericId,
   optionalId,
   read,
+  streamTag,
   text,
   textId,
   uuid,
@@ -298,9 +299,9 @@ const stream = define({
       maxLength: MAX_STREAM_TITLE,
       description: `The title, at most ${MAX_STREAM_TITLE} characters`,
     }),
-    tags: Type.Array(Type.String({ minLength: 1, maxLength: MAX_TAG }), {
+    tags: Type.Array(streamTag(MAX_TAG, 'A tag'), {
       maxItems: MAX_TAGS,
-      description: `Free-form tags: at most ${MAX_TAGS}, each at most ${MAX_TAG} characters`,
+      description: `Tags: at most ${MAX_TAGS}, each 1 to ${MAX_TAG} letters or digits`,
     }),
     viewer_count: count('Viewers now: orders /streams and, summed per game, /games/top'),
     started_at: dateTime('When it went live'),
