@@ -299,7 +299,12 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
     for (const [kind, field, value, rule] of [
       ['stream', 'title', 'x'.repeat(141), 'must be at most 140 characters'],
       ['stream', 'tags', Array.from({ length: 11 }, (_, i) => `t${i}`), 'must hold at most 10 items'],
-      ['stream', 'tags', ['ok', 'x'.repeat(26)], 'must be 1 to 25 letters or digits, no spaces or other signs'],
+      [
+        'stream',
+        'tags',
+        ['ok', 'x'.repeat(26)],
+        'must be 1 to 25 letters or digits, no spaces or other signs',
+      ],
       ['stream', 'tags', ['ok', 'speed run'], 'must be 1 to 25 letters or digits, no spaces or other signs'],
       ['marker', 'description', '\u{1F3AF}'.repeat(141), 'must be at most 140 characters'],
       ['subscription', 'plan_name', 'x'.repeat(257), 'must be at most 256 characters'],
