@@ -36,6 +36,17 @@ export const numericId = (description: string) => patterned(NUMERIC_ID, ID_RULE,
 /** A numeric id that may be absent, written "" as the wire writes it (a clip's video_id). */
 export const optionalId = (description: string) =>
   patterned(`^(|${NUMERIC_ID_DIGITS})$`, `must be "" or ${ID_RULE.replace('must be ', '')}`, description);
+/**
+ * A stream's tag: letters and digits only, as the platform has them (no spaces, no signs), at most
+ * `max` characters. Also what bounds a tag's bytes in the JSON of the /streams listing indexes
+ * (migration 014): no character is written as an escape there.
+ */
+export const streamTag = (max: number, description: string) =>
+  patterned(
+    `^[\\p{L}\\p{N}]{1,${max}}$`,
+    `must be 1 to ${max} letters or digits, no spaces or other signs`,
+    description,
+  );
 /** A text id (clips, markers, clients, extensions): letters, digits, "-" and "_". */
 export const textId = (description: string) =>
   patterned('^[A-Za-z0-9_-]{1,100}$', 'must be 1 to 100 letters, digits, "-" or "_"', description);

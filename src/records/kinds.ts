@@ -21,6 +21,7 @@ import {
   numericId,
   optionalId,
   read,
+  streamTag,
   text,
   textId,
   uuid,
@@ -274,6 +275,18 @@ const tag = define({
   }),
 });
 
+// The listings of streams, markers and subscriptions are covering indexes on both stores (migration
+// 014): their text must fit a PostgreSQL index entry, so it takes the platform's own limits where
+// the platform has short ones (a channel title, its tags, a stream marker's description) and
+// MAX_INDEXED_TEXT for a plan name (src/store/text.ts).
+/** The longest stream title, in characters (the platform's limit for a channel's title). */
+export const MAX_STREAM_TITLE = 140;
+/** The most tags a stream has, and the longest tag in characters (the platform's limits). */
+export const MAX_TAGS = 10;
+export const MAX_TAG = 25;
+/** The longest marker description, in characters (the platform's limit for a stream marker). */
+export const MAX_MARKER_DESCRIPTION = 140;
+
 const stream = define({
   kind: 'stream',
   plural: 'streams',
@@ -282,8 +295,14 @@ const stream = define({
     id: numericId('The stream id'),
     user_id: numericId('The broadcaster: one live stream per user'),
     game_id: numericId('The game played'),
-    title: text('The title'),
-    tags: Type.Array(Type.String({ minLength: 1 }), { description: 'Free-form tags' }),
+    title: Type.String({
+      maxLength: MAX_STREAM_TITLE,
+      description: `The title, at most ${MAX_STREAM_TITLE} characters`,
+    }),
+    tags: Type.Array(streamTag(MAX_TAG, 'A tag'), {
+      maxItems: MAX_TAGS,
+      description: `Tags: at most ${MAX_TAGS}, each 1 to ${MAX_TAG} letters or digits`,
+    }),
     viewer_count: count('Viewers now: orders /streams and, summed per game, /games/top'),
     started_at: dateTime('When it went live'),
     language: text('The language, e.g. "en"', { indexed: true }),
@@ -464,7 +483,10 @@ const marker = define({
     video_id: numericId('The video it marks'),
     user_id: numericId('The user who created it (the owner, or an editor of the channel)'),
     created_at: dateTime('When it was created'),
-    description: text('The description'),
+    description: Type.String({
+      maxLength: MAX_MARKER_DESCRIPTION,
+      description: `The description, at most ${MAX_MARKER_DESCRIPTION} characters`,
+    }),
     position_seconds: count('Seconds into the video'),
   }),
   derived: ['URL', 'user_name', 'user_login'],
@@ -498,7 +520,7 @@ const subscription = define({
     broadcaster_id: numericId('The channel subscribed to'),
     gifter_id: optionalId('Who gave it; "" unless is_gift'),
     is_gift: Type.Boolean({ description: 'A gift: gifter_id names the giver' }),
-    plan_name: text('The plan name'),
+    plan_name: text('The plan name', { indexed: true }),
     tier: enumOf(TIERS, '"1000", "2000" or "3000"'),
     user_id: numericId('The subscriber'),
     created_at: dateTime('When it started: the listing is most recent first'),

@@ -112,6 +112,8 @@ function ruleOf(e: ShapeError): { field: string; rule: string } {
       return { field, rule: p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters` };
     case 'maxLength':
       return { field, rule: `must be at most ${p.limit} characters` };
+    case 'maxItems':
+      return { field, rule: `must hold at most ${p.limit} items` };
     case 'minimum':
     case 'maximum':
       return { field, rule: `must be ${p.comparison} ${p.limit}` };

@@ -13,6 +13,7 @@ import * as m010 from './migrations/010_clips_covering.ts';
 import * as m011 from './migrations/011_clips_covering_pg.ts';
 import * as m012 from './migrations/012_listings_covering.ts';
 import * as m013 from './migrations/013_live_moves.ts';
+import * as m014 from './migrations/014_listings_covering_pg.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '011_clips_covering_pg': m011,
   '012_listings_covering': m012,
   '013_live_moves': m013,
+  '014_listings_covering_pg': m014,
 };
 
 /**

@@ -295,6 +295,33 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       );
     });
 
+    // The text the covering listings of migration 014 hold: the platform's limits, or 256.
+    for (const [kind, field, value, rule] of [
+      ['stream', 'title', 'x'.repeat(141), 'must be at most 140 characters'],
+      ['stream', 'tags', Array.from({ length: 11 }, (_, i) => `t${i}`), 'must hold at most 10 items'],
+      [
+        'stream',
+        'tags',
+        ['ok', 'x'.repeat(26)],
+        'must be 1 to 25 letters or digits, no spaces or other signs',
+      ],
+      ['stream', 'tags', ['ok', 'speed run'], 'must be 1 to 25 letters or digits, no spaces or other signs'],
+      ['marker', 'description', '\u{1F3AF}'.repeat(141), 'must be at most 140 characters'],
+      ['subscription', 'plan_name', 'x'.repeat(257), 'must be at most 256 characters'],
+    ] as const)
+      it(`a ${kind} ${field} past its limit (${rule}): its line, field and rule`, async () => {
+        const bad = structuredClone(rest);
+        const at = bad.map((l) => l.kind).lastIndexOf(kind) + 1;
+        assert.ok(at > 1, `the input holds ${kind}s after its first line`);
+        (bad[at - 1] as Line).data[field] = value;
+        const name = Array.isArray(value) && value.length === 2 ? `${field}\\[1\\]` : field;
+        await refused(
+          `long-${kind}.ndjson`,
+          ndjson(bad),
+          new RegExp(`^helixd: line ${at}: ${kind} ${name}: ${rule} `),
+        );
+      });
+
     it('a duplicate record on the last line: its line', async () => {
       const bad = [...rest, rest[rest.length - 1] as Line];
       await refused('last.ndjson', ndjson(bad), new RegExp(`^helixd: line ${bad.length}: `));

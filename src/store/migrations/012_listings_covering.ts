@@ -14,8 +14,10 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // a longer entry could neither be written nor migrated. Of these listings that is /games/top alone
 // (a game name is indexed text, at most MAX_INDEXED_TEXT characters: src/store/text.ts). Video
 // titles and descriptions, stream titles and tags, marker descriptions and subscription plan names
-// have no length limit in the records, so those listings keep their indexes of before on PostgreSQL
-// (what a cap would buy there is measured in docs/listing-layout.md).
+// had no length limit in the records, so those listings keep their indexes of before on PostgreSQL
+// here (what a cap would buy there is measured in docs/listing-layout.md). Migration 014 limits
+// that text for streams, markers and subscriptions and makes their indexes INCLUDE the page;
+// /videos stays as it is (a video's description has no short limit).
 
 /** One listing index: its table, name and key of before, and the columns its page reads besides. */
 export interface ListingIndex {
