@@ -184,9 +184,9 @@ forEachStore('migrations 010_clips_covering and 011_clips_covering_pg', (kind: S
       // 6 long titles of the 40 (5, 11, 17, 23, 29, 35) and Clip40: the first five ids by id order.
       assert.match(
         message,
-        /clip title: must be at most 256 characters: 7 clips \(Clip11, Clip17, Clip23, Clip29, Clip35, \.\.\.\)/,
+        /clip title: must be at most 256 characters: 7 rows of clips \(Clip11, Clip17, Clip23, Clip29, Clip35, \.\.\.\)/,
       );
-      assert.match(message, /clip language: must be at most 256 characters: 1 clip \(Clip42\)/);
+      assert.match(message, /clip language: must be at most 256 characters: 1 row of clips \(Clip42\)/);
       assert.match(message, /nothing was changed/);
       assert.deepEqual(await state(), before, 'the refused migration changed nothing');
 
@@ -199,7 +199,7 @@ forEachStore('migrations 010_clips_covering and 011_clips_covering_pg', (kind: S
         assert.equal(r.code, 1, `${args[0]}: ${r.stdout}${r.stderr}`);
         assert.match(
           r.stderr,
-          /^helixd: migration 011_clips_covering_pg failed: the store holds clips whose text is now too long for a record \(clip title: /,
+          /^helixd: migration 011_clips_covering_pg failed: the store holds rows whose text is now too long for a record \(clip title: /,
         );
         assert.equal(r.stderr.split('\n').length, 2, `${args[0]}: one line:\n${r.stderr}`);
         assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
@@ -208,7 +208,7 @@ forEachStore('migrations 010_clips_covering and 011_clips_covering_pg', (kind: S
 
       // The SQL the message gives cuts them to the limit, and the store then migrates.
       const fixes =
-        /cut them in SQL: (.*)$/
+        /or in SQL: (.*)$/
           .exec(message)?.[1]
           ?.split(';')
           .filter((s) => s.trim()) ?? [];

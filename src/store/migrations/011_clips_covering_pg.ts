@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { MAX_INDEXED_TEXT } from '../text.ts';
 import { isPostgres, listingIndexes } from './010_clips_covering.ts';
+import { refuseLongText, type TextLimit, tooLong } from './text-limits.ts';
 
 // GET /clips by broadcaster and by game on PostgreSQL (issue 16, docs/listing-layout.md, candidate
 // b): the twin of 010. The four listing indexes keep their names and their key of 003 and INCLUDE
@@ -25,39 +26,14 @@ import { isPostgres, listingIndexes } from './010_clips_covering.ts';
 // keeps a refusal from leaving anything half done on either.
 
 /** The clip columns the INCLUDE indexes hold that the write path limits to MAX_INDEXED_TEXT characters. */
-const LIMITED = ['title', 'language'] as const;
-
-/** How many ids of the refused clips the error names. */
-const NAMED = 5;
-
-/** Throws, naming them, if any clip holds text longer than the write path accepts. */
-async function refuseLongText(db: Kysely<unknown>): Promise<void> {
-  const found: string[] = [];
-  const fixes: string[] = [];
-  for (const column of LIMITED) {
-    // `length` counts characters on both stores, as the write path does (code points).
-    const { rows } = await sql<{ id: string; n: number | string }>`
-      select id, count(*) over () as n from clips
-      where length(${sql.ref(column)}) > ${sql.lit(MAX_INDEXED_TEXT)}
-      order by id limit ${sql.lit(NAMED)}`.execute(db);
-    const n = Number(rows[0]?.n ?? 0);
-    if (n === 0) continue;
-    const ids = rows.map((r) => r.id).join(', ') + (n > rows.length ? ', ...' : '');
-    found.push(
-      `clip ${column}: must be at most ${MAX_INDEXED_TEXT} characters: ${n} clip${n === 1 ? '' : 's'} (${ids})`,
-    );
-    fixes.push(
-      `update clips set ${column} = substr(${column}, 1, ${MAX_INDEXED_TEXT}) where length(${column}) > ${MAX_INDEXED_TEXT};`,
-    );
-  }
-  if (found.length === 0) return;
-  throw new Error(
-    `the store holds clips whose text is now too long for a record (${found.join('; ')}); ` +
-      'nothing was changed. Shorten them, then migrate again: with the helixd version that wrote ' +
-      'them (PATCH /admin/clips/<id>, or export, edit and import into an empty store), or cut ' +
-      `them in SQL: ${fixes.join(' ')}`,
-  );
-}
+const LIMITS: readonly TextLimit[] = (['title', 'language'] as const).map((column) => ({
+  table: 'clips',
+  what: `clip ${column}`,
+  rule: `must be at most ${MAX_INDEXED_TEXT} characters`,
+  key: 'id',
+  breaks: tooLong(column, MAX_INDEXED_TEXT),
+  fix: `update clips set ${column} = substr(${column}, 1, ${MAX_INDEXED_TEXT}) where length(${column}) > ${MAX_INDEXED_TEXT};`,
+}));
 
 async function rebuild(db: Kysely<unknown>, include: boolean): Promise<void> {
   const list = (columns: string[]) => sql.join(columns.map((c) => sql.ref(c)));
@@ -70,7 +46,7 @@ async function rebuild(db: Kysely<unknown>, include: boolean): Promise<void> {
 }
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await refuseLongText(db);
+  await refuseLongText(db, LIMITS);
   if (isPostgres(db)) await rebuild(db, true);
 }
 

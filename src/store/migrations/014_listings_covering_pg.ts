@@ -3,6 +3,7 @@ import { MAX_MARKER_DESCRIPTION, MAX_STREAM_TITLE, MAX_TAG, MAX_TAGS } from '../
 import { MAX_INDEXED_TEXT } from '../text.ts';
 import { isPostgres } from './010_clips_covering.ts';
 import { LISTING_INDEXES, listingIndexSql } from './012_listings_covering.ts';
+import { refuseLongText, type TextLimit, tooLong } from './text-limits.ts';
 
 // GET /streams (its four orders), /streams/markers and /subscriptions on PostgreSQL (issue 16,
 // docs/listing-layout.md): the twin of 012 for the listings it left out there. Each index keeps
@@ -26,25 +27,7 @@ import { LISTING_INDEXES, listingIndexSql } from './012_listings_covering.ts';
 
 const TABLES = new Set(['streams', 'markers', 'subscriptions']);
 
-/** How many keys of the refused rows the error names. */
-const NAMED = 5;
-
-interface Limit {
-  table: string;
-  /** what the error calls the rows and the field */
-  what: string;
-  rule: string;
-  /** the row's key as text, for the error */
-  key: string;
-  /** a row breaks the limit where this holds (SQLite and PostgreSQL) */
-  breaks: (postgres: boolean) => string;
-  /** the SQL that brings them within it */
-  fix: string;
-}
-
-const tooLong = (column: string, max: number) => () => `length(${column}) > ${max}`;
-
-const LIMITS: readonly Limit[] = [
+const LIMITS: readonly TextLimit[] = [
   {
     table: 'streams',
     what: 'stream title',
@@ -83,31 +66,6 @@ const LIMITS: readonly Limit[] = [
   },
 ];
 
-/** Throws, naming them, if any row holds text the write path no longer accepts. */
-async function refuseLongText(db: Kysely<unknown>): Promise<void> {
-  const postgres = isPostgres(db);
-  const found: string[] = [];
-  const fixes: string[] = [];
-  for (const l of LIMITS) {
-    const where = l.breaks(postgres);
-    const { rows } = await sql<{ k: string; n: number | string }>`
-      select ${sql.raw(l.key)} as k, count(*) over () as n from ${sql.table(l.table)}
-      where ${sql.raw(where)} order by 1 limit ${sql.lit(NAMED)}`.execute(db);
-    const n = Number(rows[0]?.n ?? 0);
-    if (n === 0) continue;
-    const keys = rows.map((r) => String(r.k)).join(', ') + (n > rows.length ? ', ...' : '');
-    found.push(`${l.what}: ${l.rule}: ${n} row${n === 1 ? '' : 's'} of ${l.table} (${keys})`);
-    fixes.push(l.fix.replace('<the condition above>', where));
-  }
-  if (found.length === 0) return;
-  throw new Error(
-    `the store holds rows whose text is now too long for a record (${found.join('; ')}); ` +
-      'nothing was changed. Shorten them, then migrate again: with the helixd version that wrote ' +
-      'them (PATCH /admin/<kind>/<key>, or export, edit and import into an empty store), or in ' +
-      `SQL: ${fixes.join(' ')}`,
-  );
-}
-
 async function rebuild(db: Kysely<unknown>, include: boolean): Promise<void> {
   for (const l of LISTING_INDEXES) {
     if (!TABLES.has(l.table)) continue;
@@ -117,7 +75,7 @@ async function rebuild(db: Kysely<unknown>, include: boolean): Promise<void> {
 }
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await refuseLongText(db);
+  await refuseLongText(db, LIMITS);
   if (isPostgres(db)) await rebuild(db, true);
 }
 
