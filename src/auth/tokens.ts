@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import crypto, { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, TokenKind } from '../store/schema.ts';
 import { deleteToken, insertToken, spendRefreshToken } from '../store/tokens.ts';
@@ -15,8 +15,12 @@ export function randomId(length = 30): string {
   return s;
 }
 
+// Every request hashes its token to look it up: Node's one-shot `crypto.hash` (20.12 on) takes
+// less than half the time of a Hash object; older 20.x releases have only the object.
+const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
+
 export function sha256(s: string): string {
-  return createHash('sha256').update(s).digest('hex');
+  return oneShot ? oneShot('sha256', s, 'hex') : crypto.createHash('sha256').update(s).digest('hex');
 }
 
 export interface MintedToken {

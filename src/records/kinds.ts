@@ -4,8 +4,8 @@
 // `helixd import`/`export` read and write records through these descriptions only
 // (src/records/write.ts, src/records/read.ts), so they accept and refuse exactly the same things.
 // docs/admin.md documents every kind.
-import { createHash } from 'node:crypto';
 import { type Static, type TObject, type TProperties, Type } from 'typebox';
+import { sha256 } from '../auth/tokens.ts';
 import { hms } from '../links.ts';
 import type { Database, Tier, VideoType } from '../store/schema.ts';
 import { TIERS, VIDEO_TYPES } from '../store/schema.ts';
@@ -101,8 +101,6 @@ const define = <P extends TProperties>(
 const BROADCASTER_TYPES = ['', 'affiliate', 'partner'] as const;
 const enumOf = <const T extends readonly string[]>(values: T, description: string) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: values, description });
-
-const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 const user = define({
   kind: 'user',
