@@ -240,6 +240,27 @@ async function nonIntegerColumns(
 }
 
 /**
+ * Drops the triggers on `table` and returns the statements that create them again as they were
+ * (SQLite: `sqlite_master.sql`; PostgreSQL: `pg_get_triggerdef`, the functions they run stay). A
+ * bulk load that recomputes what they keep, once, after the rows are in, drops them first.
+ */
+export async function dropTriggers(db: Kysely<Database>, dialect: Dialect, table: string): Promise<string[]> {
+  const found =
+    dialect === 'sqlite'
+      ? await sql<{ name: string; ddl: string }>`
+          select name, sql as ddl from sqlite_master where type = 'trigger' and tbl_name = ${table}
+          order by name`.execute(db)
+      : await sql<{ name: string; ddl: string }>`
+          select tgname as name, pg_get_triggerdef(oid) as ddl from pg_trigger
+          where tgrelid = ${sql.lit(table)}::regclass and not tgisinternal order by tgname`.execute(db);
+  for (const { name } of found.rows)
+    await sql
+      .raw(dialect === 'sqlite' ? `drop trigger "${name}"` : `drop trigger "${name}" on "${table}"`)
+      .execute(db);
+  return found.rows.map((f) => f.ddl);
+}
+
+/**
  * Drops the indexes of the data tables that no constraint needs (primary keys and unique
  * constraints stay, so the load is still checked) and returns the statements that recreate them
  * exactly as the migrations made them.
