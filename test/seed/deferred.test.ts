@@ -1,11 +1,17 @@
 // What a seed leaves for after its rows: the subscription totals, counted once the subscriptions are
-// in (their triggers dropped while the rows go in, then created again). A seed that fails leaves the
-// store as it was, triggers included.
+// in (their triggers dropped while the rows go in, then created again), and on SQLite with two
+// threads the side tables, written into side files by a thread of their own and copied in
+// (src/seed/side.ts). The store ends as a seed in one thread leaves it, rowids included; a seed
+// that fails leaves it as it was, with no side file.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { SPEC_SCOPES } from '../../src/auth/scopes.ts';
 import { dayStart, generate } from '../../src/seed/generate.ts';
+import { seedStore } from '../../src/seed/index.ts';
+import { DATA_TABLES } from '../../src/store/bulk.ts';
 import type { Store } from '../../src/store/db.ts';
 import { TIER_POINTS } from '../../src/store/subscriptions.ts';
 import {
@@ -46,6 +52,8 @@ async function subscriptionTriggers(store: Store): Promise<string[]> {
           where tgrelid = 'subscriptions'::regclass and not tgisinternal order by tgname`;
   return (await q.execute(store.db)).rows.map((r) => r.name);
 }
+
+const sideFiles = (store: Store) => readdirSync(dirname(store.location)).filter((f) => f.includes('-seed-'));
 
 forEachStore('subscription totals after a seed', (kind: StoreKind) => {
   // SQLite: in one thread and with the side writer; PostgreSQL: the generator in a worker.
@@ -127,6 +135,49 @@ forEachStore('subscription totals after a seed', (kind: StoreKind) => {
     });
 });
 
+describe('the side writer (SQLite, two threads)', () => {
+  let inThread: TestApp;
+  let withSide: TestApp;
+  before(async () => {
+    inThread = await startTestApp('sqlite', { ...OPTIONS, seedThreads: 1 });
+    withSide = await startTestApp('sqlite', { ...OPTIONS, seedThreads: 2 });
+  });
+  after(async () => {
+    await inThread.close();
+    await withSide.close();
+  });
+
+  it('leaves the very rows of a seed in one thread, rowids and totals included, and no side file', async () => {
+    for (const table of [...DATA_TABLES, 'subscription_totals'] as const) {
+      if (['clients', 'tokens', 'auth_codes'].includes(table)) continue; // a secret drawn each time
+      const rows = (a: TestApp) =>
+        sql<unknown>`select rowid as "rowid", * from ${sql.table(table)} order by rowid`.execute(a.store.db);
+      const x = (await rows(inThread)).rows;
+      assert.ok(x.length > 0, table);
+      assert.deepEqual((await rows(withSide)).rows, x, table);
+    }
+    assert.deepEqual(sideFiles(withSide.store), []);
+  });
+
+  it('answers every operation as a seed in one thread does', async () => {
+    const demo = inThread.seed?.demoUserId as number;
+    for (const q of [
+      `/helix/subscriptions?broadcaster_id=${demo}&first=100`,
+      `/helix/channels/followers?broadcaster_id=${demo}&first=100`,
+      '/helix/analytics/games?first=100',
+      '/helix/analytics/extensions?first=100',
+    ]) {
+      const bodies = [];
+      for (const a of [inThread, withSide]) {
+        const res = await a.get(q, bearer(await a.userToken(SPEC_SCOPES)));
+        assert.equal(res.statusCode, 200, `${q}: ${res.body}`);
+        bodies.push(res.body.replace(/"URL":"[^"]*"/g, '"URL":""'));
+      }
+      assert.equal(bodies[1], bodies[0], q);
+    }
+  });
+});
+
 describe('a seed that fails', () => {
   const o = { ...OPTIONS, anchor: dayStart(TEST_NOW) };
   /** A follows row the seed generates: written before it, the seed fails on it. */
@@ -169,5 +220,25 @@ describe('a seed that fails', () => {
         await temp.drop();
       }
     });
+  });
+
+  it('with the side writer (SQLite, two threads): as it was, and no side file left', async () => {
+    const temp = await tempStore('sqlite');
+    try {
+      await temp.store.db
+        .insertInto('follows')
+        .values(await generatedFollow())
+        .execute();
+      const before = (await helixd(['export', '--db', temp.url])).stdout;
+      const triggers = await subscriptionTriggers(temp.store);
+      await assert.rejects(seedStore(temp.store, o, { threads: 2 }), /UNIQUE/);
+      assert.deepEqual(sideFiles(temp.store), []);
+      assert.equal((await helixd(['export', '--db', temp.url])).stdout, before);
+      assert.deepEqual(await subscriptionTriggers(temp.store), triggers);
+      const follows = await temp.store.db.selectFrom('follows').selectAll().execute();
+      assert.equal(follows.length, 1);
+    } finally {
+      await temp.drop();
+    }
   });
 });
