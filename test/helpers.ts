@@ -113,7 +113,10 @@ export interface TestAppOptions {
   users?: number;
   /** skip seeding: an empty store */
   empty?: boolean;
-  /** seed with the generator in a worker thread (2) or in this one (1); default: as helixd chooses */
+  /**
+   * seed with the generator in a worker thread (2; into SQLite, the side tables written by another:
+   * src/seed/side.ts) or in this one (1); default: as helixd chooses
+   */
   seedThreads?: 1 | 2;
   now?: number;
   /** config overrides, as flags */

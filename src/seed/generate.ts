@@ -118,13 +118,32 @@ function pickGame(size: Sizes, rng: Random): number {
 }
 
 /**
+ * The tables whose generation reads only the channels, the games and the extensions, and which no
+ * other table's generation reads, in the order generated: a seed may generate and write them in a
+ * thread of their own (src/seed/side.ts) while the others are written.
+ */
+export const SIDE_TABLES = [
+  'subscriptions',
+  'follows',
+  'game_days',
+  'extension_days',
+] as const satisfies readonly (keyof Database)[];
+
+/** Which tables `generate` writes: all, all but SIDE_TABLES, or SIDE_TABLES only. */
+export type Part = 'all' | 'main' | 'side';
+
+/**
  * The demo data, table by table, one function each. Each table draws from random streams of its own
  * name, so that changing how one table is generated does not change the others. Two streams serve
  * two tables each, in this order: 'streams' (which channels are live, then the streams' rows) and
  * 'analytics' (the games' days, then the extensions'). The big tables are generators: their rows
  * are written as they are made, CHUNK at a time, so that at most one chunk of them is held in memory.
+ *
+ * `part`: the rows of every table are the same whichever part writes them; 'main' and 'side' each
+ * draw the channels, games and extensions (a few milliseconds), and the summary's counts of 'main'
+ * hold the side tables' places, at 0, in the order of 'all' (`mergeCounts`).
  */
-export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary> {
+export async function generate(o: SeedOptions, emit: Emit, part: Part = 'all'): Promise<SeedSummary> {
   const counts: SeedSummary['counts'] = {};
   const write = async <T extends keyof Database>(table: T, rows: Iterable<Database[T]>): Promise<void> => {
     let chunk: Database[T][] = [];
@@ -140,33 +159,44 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     if (chunk.length > 0) await emit(table, chunk);
     counts[table] = n;
   };
+  const main = part !== 'side';
+  const side = part !== 'main';
+  // A table of the other part keeps its place in the counts.
+  const writeSide = async <T extends keyof Database>(table: T, rows: () => Iterable<Database[T]>) => {
+    if (side) await write(table, rows());
+    else counts[table] = 0;
+  };
 
   const size = sizesFor(o.users);
   const liveDraws = new Random(o.seed, 'streams');
   const w: World = { seed: o.seed, size, end: o.anchor, channels: channels(o, size, liveDraws) };
   const users = w.channels.map((c) => c.user);
   const demo = users[0] as Database['users'];
-  await write('users', users);
   const client = demoClient(w);
-  await write('clients', [client.row]);
   const games = gameRows(w);
-  // The live streams add their viewers to their games' counts (they drive /games/top).
-  const streams = streamRows(w, games, liveDraws);
-  await write('games', games);
-  await write('streams', streams);
-  const videos = videoRows(w, games);
-  await write('videos', videos.rows);
-  await write('clips', clipRows(w, games, videos));
-  await write('markers', markerRows(w, videos));
-  await write('subscriptions', subscriptionRows(w));
-  await write('follows', followRows(w));
-  await write('moderators', moderatorRows(w));
-  await write('tags', tagRows(w));
+  if (main) {
+    await write('users', users);
+    await write('clients', [client.row]);
+    // The live streams add their viewers to their games' counts (they drive /games/top).
+    const streams = streamRows(w, games, liveDraws);
+    await write('games', games);
+    await write('streams', streams);
+    const videos = videoRows(w, games);
+    await write('videos', videos.rows);
+    await write('clips', clipRows(w, games, videos));
+    await write('markers', markerRows(w, videos));
+  }
+  await writeSide('subscriptions', () => subscriptionRows(w));
+  await writeSide('follows', () => followRows(w));
+  if (main) {
+    await write('moderators', moderatorRows(w));
+    await write('tags', tagRows(w));
+  }
   const extensions = extensionRows(w);
-  await write('extensions', extensions);
+  if (main) await write('extensions', extensions);
   const analytics = new Random(o.seed, 'analytics');
-  await write('game_days', gameDayRows(w, games, analytics));
-  await write('extension_days', extensionDayRows(w, extensions, analytics));
+  await writeSide('game_days', () => gameDayRows(w, games, analytics));
+  await writeSide('extension_days', () => extensionDayRows(w, extensions, analytics));
 
   return {
     demoUserId: demo.id,
@@ -175,6 +205,11 @@ export async function generate(o: SeedOptions, emit: Emit): Promise<SeedSummary>
     demoClientSecret: client.secret,
     counts,
   };
+}
+
+/** The counts of a 'main' part with those of the 'side' part, in the order of the tables of 'all'. */
+export function mergeCounts(main: SeedSummary['counts'], side: SeedSummary['counts']): SeedSummary['counts'] {
+  return { ...main, ...side };
 }
 
 /**

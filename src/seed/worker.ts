@@ -8,7 +8,8 @@
 // many chunks are held in memory; it ends with { kind: 'done', summary }.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Database } from '../store/schema.ts';
-import { generate, type SeedOptions, type SeedSummary } from './generate.ts';
+import { generate, type Part, type SeedOptions, type SeedSummary } from './generate.ts';
+import { type FromSideWriter, type SideFiles, writeSideFiles } from './side.ts';
 
 /** A chunk of one table's rows: the column names and the rows as a JSON array of value arrays. */
 export interface EncodedChunk {
@@ -38,20 +39,26 @@ export function generateChunks(
   options: SeedOptions,
   threads: 1 | 2,
   onChunk: (chunk: EncodedChunk) => Promise<void>,
+  part: Part = 'all',
 ): Promise<SeedSummary> {
-  if (threads === 2) return generateInWorker(options, onChunk);
-  return generate(options, async (table, rows) => {
-    if (rows.length > 0) await onChunk(encodeChunk(table, rows));
-  });
+  if (threads === 2) return generateInWorker(options, part, onChunk);
+  return generate(
+    options,
+    async (table, rows) => {
+      if (rows.length > 0) await onChunk(encodeChunk(table, rows));
+    },
+    part,
+  );
 }
 
 function generateInWorker(
   options: SeedOptions,
+  part: Part,
   onChunk: (chunk: EncodedChunk) => Promise<void>,
 ): Promise<SeedSummary> {
   // No execArgv: the worker's entry registers tsx itself, whatever flags the main thread had.
   const worker = new Worker(new URL('./worker-thread.js', import.meta.url), {
-    workerData: { helixdSeed: options },
+    workerData: { helixdSeed: { options, part } },
     execArgv: [],
   });
   return new Promise<SeedSummary>((resolve, reject) => {
@@ -95,15 +102,34 @@ async function runInWorker(): Promise<void> {
     wake?.();
     wake = undefined;
   });
-  const options = (workerData as { helixdSeed: SeedOptions }).helixdSeed;
-  const summary = await generate(options, async (table, rows) => {
-    if (rows.length === 0) return;
-    while (unacked >= WINDOW) await new Promise<void>((r) => (wake = r));
-    unacked++;
-    port.postMessage({ kind: 'chunk', ...encodeChunk(table, rows) } satisfies FromWorker);
-  });
+  const { options, part } = (workerData as { helixdSeed: { options: SeedOptions; part: Part } }).helixdSeed;
+  const summary = await generate(
+    options,
+    async (table, rows) => {
+      if (rows.length === 0) return;
+      while (unacked >= WINDOW) await new Promise<void>((r) => (wake = r));
+      unacked++;
+      port.postMessage({ kind: 'chunk', ...encodeChunk(table, rows) } satisfies FromWorker);
+    },
+    part,
+  );
   port.postMessage({ kind: 'done', summary } satisfies FromWorker);
 }
 
-if (!isMainThread && (workerData as { helixdSeed?: unknown } | undefined)?.helixdSeed !== undefined)
-  await runInWorker();
+/** The side writer's thread (src/seed/side.ts): the side tables into their files, then their counts. */
+async function runSideInWorker(job: { options: SeedOptions; side: SideFiles }): Promise<void> {
+  const port = parentPort;
+  if (!port) return;
+  const counts = await writeSideFiles(job.options, job.side, (table) =>
+    port.postMessage({ kind: 'table', table } satisfies FromSideWriter),
+  );
+  port.postMessage({ kind: 'done', counts } satisfies FromSideWriter);
+}
+
+const job = isMainThread
+  ? undefined
+  : (workerData as
+      | { helixdSeed?: unknown; helixdSeedSide?: { options: SeedOptions; side: SideFiles } }
+      | undefined);
+if (job?.helixdSeed !== undefined) await runInWorker();
+else if (job?.helixdSeedSide !== undefined) await runSideInWorker(job.helixdSeedSide);

@@ -50,7 +50,7 @@ export async function emptyDataTables(trx: Transaction<Database>): Promise<void>
 }
 
 /** SQLite's page cache during a large import, in KiB (its default is 2 MiB). */
-const IMPORT_CACHE_KIB = 256 * 1024;
+export const IMPORT_CACHE_KIB = 256 * 1024;
 
 /**
  * Runs `fn` with a large SQLite page cache, then the cache as it was. An import into a store that
@@ -211,22 +211,14 @@ export function inserter(trx: Transaction<Database>, dialect: Dialect) {
       return;
     }
     const rows = JSON.parse(chunk.json) as unknown[][];
-    // better-sqlite3 binds every JS number as a REAL: an INTEGER column stores a whole one as the
-    // integer, but a TEXT column would store 5 as '5.0' where SQLite's own JSON gave '5'.
-    if (asText.length > 0)
-      for (const row of rows)
-        for (const i of asText) {
-          const v = row[i];
-          if (typeof v === 'number' && Number.isInteger(v)) row[i] = BigInt(v);
-        }
+    if (asText.length > 0) for (const row of rows) bindWholeAsIntegers(row, asText);
     await trx.getExecutor().provideConnection((c) => (c as RowsConnection).runEach(text, rows));
   };
 }
 
 /**
- * The indexes in `columns` of the columns of `table` that do not have SQLite's INTEGER affinity
- * (a declared type without "INT"), where a whole number must be bound as an integer to be stored
- * as SQLite's JSON functions would store it.
+ * SQLite: the indexes in `columns` of the columns of `table` that do not have SQLite's INTEGER
+ * affinity, where a whole number must be bound as an integer (`bindWholeAsIntegers`).
  */
 async function nonIntegerColumns(
   db: Kysely<Database>,
@@ -235,8 +227,52 @@ async function nonIntegerColumns(
 ): Promise<number[]> {
   const r = await sql<{ name: string; type: string }>`
     select name, type from pragma_table_info(${table})`.execute(db);
-  const types = new Map(r.rows.map((c) => [c.name, c.type]));
+  return nonIntegerIndexes(r.rows, columns);
+}
+
+/**
+ * The indexes in `columns` of the columns, among `declared` (a table's `pragma_table_info` rows),
+ * whose declared type does not give SQLite's INTEGER affinity (a type without "INT").
+ */
+export function nonIntegerIndexes(
+  declared: readonly { name: string; type: string }[],
+  columns: readonly string[],
+): number[] {
+  const types = new Map(declared.map((c) => [c.name, c.type]));
   return columns.flatMap((c, i) => (/INT/i.test(types.get(c) ?? '') ? [] : [i]));
+}
+
+/**
+ * Makes the whole numbers at the indexes `asText` of `row` (a row of values to bind) BigInts.
+ * better-sqlite3 binds every JS number as a REAL: an INTEGER column stores a whole one as the
+ * integer, but a TEXT column would store 5 as '5.0' where SQLite's own JSON gave '5'.
+ */
+export function bindWholeAsIntegers(row: unknown[], asText: readonly number[]): void {
+  for (const i of asText) {
+    const v = row[i];
+    if (typeof v === 'number' && Number.isInteger(v)) row[i] = BigInt(v);
+  }
+}
+
+/**
+ * Drops the triggers on `table` and returns the statements that create them again as they were
+ * (SQLite: `sqlite_master.sql`; PostgreSQL: `pg_get_triggerdef`, the functions they run stay). A
+ * bulk load that recomputes what they keep, once, after the rows are in, drops them first.
+ */
+export async function dropTriggers(db: Kysely<Database>, dialect: Dialect, table: string): Promise<string[]> {
+  const found =
+    dialect === 'sqlite'
+      ? await sql<{ name: string; ddl: string }>`
+          select name, sql as ddl from sqlite_master where type = 'trigger' and tbl_name = ${table}
+          order by name`.execute(db)
+      : await sql<{ name: string; ddl: string }>`
+          select tgname as name, pg_get_triggerdef(oid) as ddl from pg_trigger
+          where tgrelid = ${sql.lit(table)}::regclass and not tgisinternal order by tgname`.execute(db);
+  for (const { name } of found.rows)
+    await sql
+      .raw(dialect === 'sqlite' ? `drop trigger "${name}"` : `drop trigger "${name}" on "${table}"`)
+      .execute(db);
+  return found.rows.map((f) => f.ddl);
 }
 
 /**

@@ -1,4 +1,6 @@
 import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
+import type { Dialect } from './db.ts';
+import { fillTotals } from './migrations/004_subscription_totals.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
 
@@ -106,4 +108,14 @@ export async function broadcasterTotals(
     total: row?.total ?? 0,
     points: row?.points ?? 0,
   };
+}
+
+/**
+ * Sets subscription_totals from the subscriptions, all of it anew: the rows migration 004's
+ * triggers would have kept, in the order they would have added them. A bulk load that drops the
+ * triggers while it writes (the demo data, src/seed/index.ts) calls this once after.
+ */
+export async function recountTotals(db: Kysely<Database>, dialect: Dialect): Promise<void> {
+  await db.deleteFrom('subscription_totals').execute();
+  await sql.raw(fillTotals(dialect === 'postgres')).execute(db);
 }

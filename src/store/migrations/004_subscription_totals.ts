@@ -13,6 +13,17 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 const POINTS = (tier: string) =>
   `(case ${tier} when '1000' then 1 when '2000' then 2 when '3000' then 6 else 0 end)`;
 
+/**
+ * Fills an empty subscription_totals from the subscriptions, one row per broadcaster, as the
+ * triggers keep them; on SQLite in the order of each broadcaster's first subscription (its least
+ * rowid), the order in which the insert trigger adds them. Run by this migration, and by a bulk
+ * load that drops the triggers while it writes (src/store/subscriptions.ts, recountTotals).
+ */
+export const fillTotals = (postgres: boolean) => `
+  insert into subscription_totals (broadcaster_id, total, points)
+  select broadcaster_id, count(*), sum(${POINTS('tier')}) from subscriptions group by broadcaster_id
+  ${postgres ? '' : 'order by min(rowid)'}`;
+
 function isPostgres(db: Kysely<unknown>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
@@ -86,10 +97,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   }
 
   // A store that already holds subscriptions gets its counters now.
-  await sql
-    .raw(`insert into subscription_totals (broadcaster_id, total, points)
-      select broadcaster_id, count(*), sum(${POINTS('tier')}) from subscriptions group by broadcaster_id`)
-    .execute(db);
+  await sql.raw(fillTotals(isPostgres(db))).execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
