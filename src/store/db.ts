@@ -104,12 +104,13 @@ export function openStore(opts: StoreOptions): Store {
 }
 
 /**
- * SQLite's page cache of a store's connection, in KiB (SQLite's default is 2 MiB). A lookup of 100
- * clips by id is 100 descents of the key's B-tree and the table's, at random places: with 2 MiB
- * nearly every page comes back from the file through a system call. 64 MiB keeps the upper levels
- * of every index and the pages a working set reads: `/clips` by 100 ids answered 13-20% more
- * requests a second at 64 connections on the bench store (bench/README.md, docs/perf-history.md).
- * The cache grows only as pages are read; peak RSS stays within the budget's 512 MB.
+ * SQLite's page cache of a store's connection, in KiB (SQLite's default is 2 MiB; a seed or an
+ * import raises it while it loads: src/store/bulk.ts). A lookup of 100 clips by id is 100 descents
+ * of the key's B-tree and the table's, at random places: with 2 MiB nearly every page comes back
+ * from the file through a system call. 64 MiB keeps the upper levels of every index and the pages a
+ * working set reads: `/clips` by 100 ids answered 10-20% more requests a second at 64 connections
+ * on the bench store (docs/perf-history.md, "per-request session"). The cache grows only as pages
+ * are read; the bench's peak RSS was 217 MB with it.
  */
 const SERVE_CACHE_KIB = 64 * 1024;
 
