@@ -11,7 +11,7 @@
 // sequence does not depend on which process runs it or on a restart. Events run one after another,
 // whether the timer or POST /admin/live/step asks for them.
 import { type Kysely, sql } from 'kysely';
-import { type Clock, nowSeconds } from '../clock.ts';
+import { type Clock, nowSeconds, rfc3339 } from '../clock.ts';
 import { hms } from '../links.ts';
 import { type RecordKind, recordKind } from '../records/kinds.ts';
 import { deleteRecord, RecordError, writeRecords } from '../records/write.ts';
@@ -314,7 +314,7 @@ export class LiveWorld {
   }
 
   #now(): string {
-    return new Date(nowSeconds(this.#clock) * 1000).toISOString().replace('.000Z', 'Z');
+    return rfc3339(nowSeconds(this.#clock));
   }
 
   #title(): string {

@@ -2,6 +2,7 @@
 // report parameter and its expiry; an HMAC-SHA256 under the server secret over all of them is the
 // permission to download, so no token is needed and any instance with the same secret serves it.
 // The origin is not signed: the same URL works behind any address of the same deployment.
+import { rfc3339 } from '../clock.ts';
 import { forbidden } from '../http/errors.ts';
 import { signText, verifyText } from '../http/mac.ts';
 import type { ReportKind } from '../store/analytics.ts';
@@ -87,7 +88,7 @@ export function verifyReport(
   const r: SignedReport = { kind, id, type: type as ReportType, start, end, expires: Number(expiresText) };
   if (nowSeconds >= r.expires)
     throw forbidden(
-      `The report URL expired at ${new Date(r.expires * 1000).toISOString().replace('.000Z', 'Z')} (report URLs are valid for 5 minutes). Request a new URL from the analytics operation.`,
+      `The report URL expired at ${rfc3339(r.expires)} (report URLs are valid for 5 minutes). Request a new URL from the analytics operation.`,
     );
   return { kind, id, type: r.type, start, end };
 }

@@ -17,7 +17,13 @@ import { rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { bindWholeAsIntegers, IMPORT_CACHE_KIB, nonIntegerIndexes, runDdl } from '../store/bulk.ts';
+import {
+  bindWholeAsIntegers,
+  IMPORT_CACHE_KIB,
+  nonIntegerIndexes,
+  runDdl,
+  sqliteRowInsert,
+} from '../store/bulk.ts';
 import type { Database } from '../store/schema.ts';
 import { generate, type SeedOptions, type SeedSummary, SIDE_TABLES } from './generate.ts';
 
@@ -174,8 +180,7 @@ export async function writeSideFiles(
       name: string;
       type: string;
     }[];
-    const list = columns.map((c) => `"${c}"`).join(',');
-    const stmt = db.prepare(`insert into "${table}" (${list}) values (${columns.map(() => '?').join(',')})`);
+    const stmt = db.prepare(sqliteRowInsert(table, columns));
     return { table, db, stmt, columns, asText: nonIntegerIndexes(declared, columns) };
   };
   const finish = () => {

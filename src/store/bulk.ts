@@ -164,6 +164,16 @@ export interface Upsert {
   keep?: readonly string[];
 }
 
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * SQLite: the INSERT of one row into `table`, its values bound in the order of `columns`, then
+ * `tail` (an ON CONFLICT clause): the statement every bulk writer of SQLite rows runs per row.
+ */
+export function sqliteRowInsert(table: string, columns: readonly string[], tail = ''): string {
+  return `insert into ${quote(table)} (${columns.map(quote).join(',')}) values (${columns.map(() => '?').join(',')})${tail}`;
+}
+
 /**
  * A writer of rows. PostgreSQL: each chunk goes in as ONE statement with ONE parameter, the chunk
  * as a JSON array of row arrays, which the database unpacks itself (json_array_elements): a short
@@ -180,7 +190,6 @@ export interface Upsert {
  */
 export function inserter(trx: Transaction<Database>, dialect: Dialect) {
   const statements = new Map<string, Promise<{ text: string; asText: number[] }>>();
-  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const make = async (table: string, columns: string[], upsert?: Upsert) => {
     const list = columns.map(quote).join(',');
     const conflict =
@@ -191,7 +200,7 @@ export function inserter(trx: Transaction<Database>, dialect: Dialect) {
             .map((c) => `${quote(c)} = excluded.${quote(c)}`)
             .join(',')}`;
     if (dialect === 'sqlite') {
-      const text = `insert into ${quote(table)} (${list}) values (${columns.map(() => '?').join(',')})${conflict}`;
+      const text = sqliteRowInsert(table, columns, conflict);
       return { text, asText: await nonIntegerColumns(trx, table, columns) };
     }
     const values = (await jsonElementsAs(trx, table, columns, 'e')).join(',');
