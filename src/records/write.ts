@@ -26,8 +26,11 @@ import { FieldRule, ruleOfPattern } from './fields.ts';
 import { RECORD_KINDS, type RecordKind, type Row, recordKind } from './kinds.ts';
 
 export interface RecordInput {
-  /** the record kind's name (RecordKind.kind) */
-  kind: string;
+  /**
+   * the record kind's name (RecordKind.kind); whatever a caller was sent, unchecked: only a string
+   * that names a kind is one (an array or an object is refused, never coerced to its text)
+   */
+  kind: unknown;
   data: unknown;
   /** how an error names the record: 'line 12', 'body[3]' */
   where: string;
@@ -181,13 +184,13 @@ function strayField(input: RecordInput, check: KindCheck, data: object): RecordE
 
 /** Checks one record's shape and rules (not the store): its row, or a 400 naming the field. */
 export function prepareRecord(input: RecordInput): PreparedRecord {
-  const check = kindChecks.get(input.kind);
+  const check = typeof input.kind === 'string' ? kindChecks.get(input.kind) : undefined;
   if (!check)
     throw refusal(
       input,
       'record',
       'kind',
-      `must be one of ${RECORD_KINDS.map((k) => k.kind).join(', ')}: ${JSON.stringify(input.kind)} is not`,
+      `must be one of ${RECORD_KINDS.map((k) => k.kind).join(', ')}, as a string: ${JSON.stringify(input.kind) ?? String(typeof input.kind)} is not`,
     );
   const { kind, checker } = check;
   const data = input.data;

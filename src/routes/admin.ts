@@ -266,13 +266,15 @@ export function adminRoutes(app: FastifyInstance, ctx: AppContext): void {
         if (extra !== undefined)
           throw new RecordError(400, where, 'record', extra, 'is not a field of a batch item (kind, data)');
         return {
-          kind: String((item as { kind?: unknown }).kind),
+          // as sent: the write path refuses anything but a kind's name as a string (String() of
+          // ["user"] would be "user", and of {"toString": 1} a TypeError)
+          kind: (item as { kind?: unknown }).kind,
           data: (item as { data?: unknown }).data,
           where,
         };
       });
       const written = await writeRecords(ctx.store, items, { mode: 'create', echo: true });
-      return { data: written.map((data, i) => ({ kind: items[i]?.kind, data })) };
+      return { data: written.map((data, i) => ({ kind: items[i]?.kind as string, data })) };
     },
   });
 }

@@ -127,6 +127,31 @@ const CASES: Case[] = [
     400,
     /^body\[0\]: record kind: must be one of user, client/,
   ],
+  // a kind is a kind's name as a string: never coerced (String() of ["user"] is "user", and of an
+  // object whose toString is not a function a TypeError)
+  [
+    'POST',
+    '/admin/batch',
+    [{ kind: { toString: 1 }, data: {} }],
+    400,
+    /^body\[0\]: record kind: must be one of user, client, .*, as a string: \{"toString":1\} is not$/,
+  ],
+  [
+    'POST',
+    '/admin/batch',
+    [{ kind: ['user'], data: user() }],
+    400,
+    /^body\[0\]: record kind: must be one of .*: \["user"\] is not$/,
+  ],
+  [
+    'POST',
+    '/admin/batch',
+    [{ kind: [['user']], data: user() }],
+    400,
+    /^body\[0\]: record kind: must be one of .*: \[\["user"\]\] is not$/,
+  ],
+  ['POST', '/admin/batch', [{ kind: 7, data: user() }], 400, /^body\[0\]: record kind: .*: 7 is not$/],
+  ['POST', '/admin/batch', [{ data: user() }], 400, /^body\[0\]: record kind: .*: undefined is not$/],
   [
     'POST',
     '/admin/users',
