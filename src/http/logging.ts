@@ -5,26 +5,72 @@
 import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { injectedFault } from './faults.ts';
 
-/** The parameters whose values are secrets, wherever a URL or a form names them. */
-export const SECRET_PARAMS = ['client_secret', 'code', 'refresh_token', 'token', 'access_token'] as const;
+/**
+ * The parameters whose values are secrets, wherever a URL or a form names them. A report URL's
+ * `signature` is one too: for the five minutes it lives, the URL is a bearer capability for the CSV.
+ */
+export const SECRET_PARAMS = [
+  'client_secret',
+  'code',
+  'refresh_token',
+  'token',
+  'access_token',
+  'signature',
+] as const;
 
 export const REDACTED = '[REDACTED]';
 
+const SECRET_NAMES: ReadonlySet<string> = new Set(SECRET_PARAMS);
+
+// What a parameter's text runs to: the next separator, or the end of the JSON string it sits in
+// (every line is JSON text by then: a quote the text holds is escaped, `\"`, and read through).
+const PARAM_TEXT = '(?:[^&#;"\\s\\\\]|\\\\.)*';
+
 // One pattern, so that a line is scanned once (every line is, and two scans cost twice as much):
-// - `name=value` after `?`, `&`, `#` or `;`, the name also with its underscore percent-encoded (a
-//   server decodes `client%5Fsecret` to `client_secret`); the value runs to the next separator or
-//   to the end of the JSON string it sits in.
+// - `name=value` after `?`, `&`, `#` or `;` with a secret's name spelled plainly (the common case,
+//   redacted as it is, nothing to decode);
+// - any parameter whose name holds a `%`: the server decodes parameter names, so `client_%73ecret`
+//   is `client_secret` to it, and a malformed `client_secret%3D<secret>` a parameter whose decoded
+//   name holds the secret. Those are decoded here as the server does and judged by the decoded
+//   name (see `judge`). A name without a `%` reads as it is spelled: the first case has it;
 // - an Authorization value quoted in a message, at least 8 characters long, so that prose such as
 //   "OAuth token is missing" keeps its words (tokens have 30, the admin token 32 or more).
 const SECRET = new RegExp(
-  `([?&#;](?:${SECRET_PARAMS.map((p) => p.replace('_', '(?:_|%5F)')).join('|')})=)[^&#;"\\s\\\\]*` +
+  `([?&#;](?:${SECRET_PARAMS.join('|')})=)${PARAM_TEXT}` +
+    `|([?&#;])([^=&#;"\\s\\\\]*%${PARAM_TEXT})` +
     '|\\b((?:Bearer|OAuth)\\s+)[A-Za-z0-9._~+/-]{8,}=*',
   'gi',
 );
 
+/**
+ * A parameter holding a `%`, judged by its decoded name: kept when that name is not a secret's;
+ * its value redacted when it is; and redacted whole when its name cannot be decoded, or decodes to
+ * text holding `=` (then the name itself may carry a secret).
+ */
+function judge(separator: string, param: string): string {
+  const eq = param.indexOf('=');
+  const rawName = eq === -1 ? param : param.slice(0, eq);
+  let name: string;
+  try {
+    name = decodeURIComponent(rawName.replaceAll('+', ' '));
+  } catch {
+    return `${separator}${REDACTED}`;
+  }
+  if (name.includes('=')) return `${separator}${REDACTED}`;
+  if (eq !== -1 && SECRET_NAMES.has(name.toLowerCase())) return `${separator}${rawName}=${REDACTED}`;
+  return separator + param;
+}
+
 /** `text` with every secret parameter's value and every quoted bearer token replaced. */
 export function redact(text: string): string {
-  return text.replace(SECRET, (_match, param?: string, scheme?: string) => `${param ?? scheme}${REDACTED}`);
+  return text.replace(
+    SECRET,
+    (match, plain?: string, separator?: string, encoded?: string, scheme?: string) => {
+      if (plain !== undefined) return plain + REDACTED;
+      if (separator !== undefined) return judge(separator, encoded as string);
+      return scheme === undefined ? match : `${scheme}${REDACTED}`;
+    },
+  );
 }
 
 /**

@@ -172,10 +172,47 @@ forEachStore('helixd serve: stdout is JSON log lines, the banner is on stderr', 
     const q = new URLSearchParams({ client_id: id, client_secret: secret, grant_type: 'client_credentials' });
     const res = await fetch(`${url}/auth/token?${q}`, { method: 'POST' });
     assert.equal(res.status, 200);
+    // The token service decodes parameter names, so a secret's name may come percent-encoded; and
+    // a malformed `name%3Dvalue` has the secret in its name. Each line redacts by the decoded name.
+    const userToken = /Bearer ([a-z0-9]+)/.exec(stderr)?.[1] as string;
+    const post = async (query: string, status: number) => {
+      const r = await fetch(`${url}${query}`, { method: 'POST' });
+      assert.equal(r.status, status, `${query}: ${await r.text()}`);
+    };
+    const refresh = 'r'.repeat(30);
+    const code = 'c'.repeat(30);
+    await post(`/oauth2/token?client_id=${id}&client_%73ecret=${secret}&grant_type=client_credentials`, 200);
+    await post(`/oauth2/token?client_id=${id}&client_secret%3D${secret}&grant_type=client_credentials`, 403);
+    await post(
+      `/oauth2/token?client_id=${id}&client_secret=${secret}&grant_type=refresh_token&refresh_%74oken=${refresh}`,
+      400,
+    );
+    await post(
+      `/oauth2/token?client_id=${id}&client_secret=${secret}&grant_type=authorization_code&%63ode=${code}&redirect_uri=http://localhost`,
+      400,
+    );
+    // A report URL's signature is a capability for the CSV while it lives.
+    const auth = { authorization: `Bearer ${userToken}`, 'client-id': id };
+    const report = await fetch(`${url}/helix/analytics/games`, { headers: auth });
+    assert.equal(report.status, 200);
+    const reportUrl = new URL((await report.json()).data[0].URL as string);
+    const signature = reportUrl.searchParams.get('signature') as string;
+    const csv = await fetch(`${url}${reportUrl.pathname}${reportUrl.search}`);
+    assert.equal(csv.status, 200);
+    await csv.text();
+    await post(`/oauth2/revoke?client_id=${id}&%74oken=${userToken}`, 200);
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
 
+    for (const [name, value] of Object.entries({ secret, refresh, code, userToken, signature }))
+      assert.ok(
+        !stdout.includes(value),
+        `the ${name} is not on stdout: ${stdout
+          .split('\n')
+          .filter((l) => l.includes(value))
+          .join('\n')}`,
+      );
     const lines = stdout.split('\n').filter(Boolean);
     const parsed = lines.map((l) => JSON.parse(l) as Line);
     assert.ok(!stdout.includes(secret), 'the client secret is not on stdout');
@@ -187,7 +224,7 @@ forEachStore('helixd serve: stdout is JSON log lines, the banner is on stderr', 
     );
     assert.equal(token?.statusCode, 200);
     const last = parsed.at(-1);
-    assert.equal(last?.signal, 'SIGTERM');
+    assert.equal(last?.signal, 'SIGTERM', lines.slice(-3).join('\n'));
     assert.match(String(last?.msg), /^shutting down/);
   });
 });
