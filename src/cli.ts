@@ -23,6 +23,7 @@ import { progressLine, type Summary, Tally } from './io/progress.ts';
 import { RECORD_KIND_NAMES } from './records/names.ts';
 import type { Store } from './store/db.ts';
 import { parseNumericId } from './store/ids.ts';
+import type { ClientRow } from './store/schema.ts';
 import { VERSION } from './version.ts';
 
 // The modules a command runs with are imported by its action, when it runs: `helixd --help` and
@@ -167,9 +168,9 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .command('seed')
     .description('write the deterministic demo data set into the store')
     .addOption(dbOption())
-    .option('--seed <n>', 'seed: the same seed and size give the same data', '1')
-    .option('--users <n>', 'number of users; every other table scales with it', '200')
-    .option('--now <iso>', 'the day the data is generated relative to (default: today, UTC)')
+    .option('--seed <n>', `seed: the same seed and size give the same data, default 1 ${env('seed')}`)
+    .option('--users <n>', `number of users; every other table scales with it, default 200 ${env('users')}`)
+    .option('--now <iso>', `the day the data is generated relative to, default today (UTC) ${env('now')}`)
     .option('--force', 'replace the data of a store that already holds some')
     .action(async (opts) => {
       const config = configFrom({ db: opts.db, seed: opts.seed, users: opts.users, now: opts.now }, [
@@ -227,9 +228,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .option('--scope <scopes>', 'space-separated scopes of a user token', '')
     .option('--client <id>', 'the client the token belongs to (default: the demo client)')
     .option('--expires <duration>', 'lifetime, e.g. 30m, 4h, 60d (default: the configured token lifetime)')
+    .option('--now <iso>', `the instant the token is issued at, default the system clock ${env('now')}`)
     .option('--json', 'print the token reply as JSON, with client_id (and user_id, login for a user token)')
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db }, ['db', 'now', 'userTokenTtl', 'appTokenTtl']);
+      const config = configFrom({ db: opts.db, now: opts.now }, ['db', 'now', 'userTokenTtl', 'appTokenTtl']);
       if (Boolean(opts.user) === Boolean(opts.app))
         throw new UsageError('give exactly one of --user <login-or-id> and --app');
       const scopes = splitScopes(opts.scope);
@@ -239,13 +241,29 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
         throw new UsageError('app tokens carry no scopes; drop --scope or use --user');
       const { mintToken } = await import('./auth/tokens.ts');
       const { readSeedInfo } = await import('./seed/index.ts');
-      const { findClient } = await import('./store/clients.ts');
+      const { demoClients, findClient } = await import('./store/clients.ts');
       const { findUserByLoginOrId } = await import('./store/users.ts');
       await withStore(config, async (store) => {
-        const clientId = opts.client ?? (await readSeedInfo(store))?.demoClientId;
-        if (!clientId) throw new UsageError('no demo client in this store: give --client <id>');
-        const client = await findClient(store.db, clientId);
-        if (!client) throw new UsageError(`unknown client: ${clientId}`);
+        let client: ClientRow | undefined;
+        if (opts.client !== undefined) {
+          client = await findClient(store.db, opts.client);
+          if (!client) throw new UsageError(`unknown client: ${opts.client}`);
+        } else {
+          // The store's demo client, whatever wrote it (the seed, a fixture or an import with
+          // "demo": true): the seeded one while it is there, else the oldest; naming the choice
+          // when there are several.
+          const demos = await demoClients(store.db);
+          const seeded = (await readSeedInfo(store))?.demoClientId;
+          client = demos.find((c) => c.id === seeded) ?? demos[0];
+          if (!client) throw new UsageError('no demo client in this store: give --client <id>');
+          if (demos.length > 1)
+            io.stderr.write(
+              `helixd: ${demos.length} demo clients in this store; using ${client.id} (give --client <id> for another: ${demos
+                .filter((c) => c !== client)
+                .map((c) => c.id)
+                .join(', ')})\n`,
+            );
+        }
         let userId: number | null = null;
         let login: string | undefined;
         if (opts.user) {
@@ -353,9 +371,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .addOption(dbOption())
     .requiredOption('--name <name>', 'the application name')
     .option('--redirect-uri <uri...>', 'redirect URI(s) allowed in the authorization flow')
+    .option('--now <iso>', `the instant the client is registered at, default the system clock ${env('now')}`)
     .option('--json', 'print as JSON')
     .action(async (opts) => {
-      const config = configFrom({ db: opts.db }, ['db', 'now']);
+      const config = configFrom({ db: opts.db, now: opts.now }, ['db', 'now']);
       const uris: string[] = opts.redirectUri ?? [];
       for (const u of uris) {
         try {

@@ -195,6 +195,38 @@ forEachStore('helixd serve --fixtures', (kind: StoreKind) => {
     assert.equal(users.data[0]?.id, '1005');
   });
 
+  it("helixd token takes the fixture's demo client when no --client is given, and names its choice among several", async () => {
+    const app = await helixd(['token', '--db', db, '--app', '--json']);
+    assert.equal(app.code, 0, app.stderr);
+    assert.equal(app.stderr, '');
+    const minted = JSON.parse(app.stdout);
+    assert.equal(minted.client_id, CLIENT.id);
+    const headers = { authorization: `Bearer ${minted.access_token}`, 'client-id': CLIENT.id };
+    assert.equal((await getJson(`${server.url}/helix/users?login=erin`, headers)).data[0]?.id, '1005');
+
+    // A second demo client, as an import writes one: the oldest is taken and the choice said.
+    const other = await fresh();
+    await serve({ db: other, fixtures: EXAMPLE });
+    const later = {
+      ...WORLD.clients[0],
+      id: 'laterdemoclient000000000000001',
+      secret: 'later-demo-secret-00000001',
+      created_at: '2025-01-01T00:00:00Z',
+    };
+    const imported = await helixd(
+      ['import', '-', '--db', other],
+      `${JSON.stringify({ kind: 'client', data: later })}\n`,
+    );
+    assert.equal(imported.code, 0, imported.stderr);
+    const two = await helixd(['token', '--db', other, '--user', 'alice', '--json']);
+    assert.equal(two.code, 0, two.stderr);
+    assert.equal(JSON.parse(two.stdout).client_id, CLIENT.id);
+    assert.equal(
+      two.stderr,
+      `helixd: 2 demo clients in this store; using ${CLIENT.id} (give --client <id> for another: ${later.id})\n`,
+    );
+  });
+
   describe('refusals', () => {
     const refused = async (flags: Record<string, string>, message: RegExp) => {
       await assert.rejects(serve(flags), (err: Error) => {

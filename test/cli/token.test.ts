@@ -14,6 +14,7 @@ import {
   PG_URL,
   type StoreKind,
   startTestApp,
+  TEST_NOW,
   type TestApp,
 } from '../helpers.ts';
 
@@ -181,6 +182,28 @@ forEachStore('helixd client and helixd token (command line)', (kind: StoreKind) 
     assert.deepEqual(reply.scope, []);
     assert.equal((await t.get('/helix/games/top?first=1', bearer(reply.access_token))).statusCode, 200);
     assert.equal((await refresh(reply.access_token)).statusCode, 400, 'an app token cannot be refreshed');
+  });
+
+  it('token and client create take --now, as HELIXD_NOW: the instant the token or the client is issued at', async () => {
+    // The app's clock is at TEST_NOW: a token issued half an hour before it for an hour has half an
+    // hour left; one issued by the system clock (today) would have months.
+    const halfHourAgo = new Date(TEST_NOW - 30 * 60_000).toISOString();
+    const { stdout } = await helixd('token', '--app', '--now', halfHourAgo, '--expires', '1h', '--json');
+    const info = (await t.get('/oauth2/validate', bearer(JSON.parse(stdout).access_token))).json();
+    assert.equal(info.expires_in, 30 * 60);
+    const created = JSON.parse(
+      (await helixd('client', 'create', '--name', 'Dated', '--now', '2020-02-02T00:00:00Z', '--json')).stdout,
+    );
+    const row = await t.store.db
+      .selectFrom('clients')
+      .select('created_at')
+      .where('id', '=', created.client_id)
+      .executeTakeFirstOrThrow();
+    assert.equal(Number(row.created_at), Date.UTC(2020, 1, 2) / 1000);
+    await assert.rejects(
+      helixd('token', '--app', '--now', 'yesterday'),
+      (e: { code: number; stderr: string }) => e.code === 1 && /--now/.test(e.stderr),
+    );
   });
 
   it('client create refuses a redirect URI that is not a URL, and a missing --name, with exit code 1', async () => {

@@ -4,12 +4,16 @@
 // seed into a new file, and so does one while another connection (a server) has the file open,
 // when the seed cannot leave WAL mode and runs in it.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
-import { helixd, TEST_NOW } from '../helpers.ts';
+import { HELIXD_DEV_BIN, helixd, TEST_NOW } from '../helpers.ts';
+
+const run = promisify(execFile);
 
 const NOW = new Date(TEST_NOW).toISOString();
 
@@ -42,6 +46,17 @@ describe('the SQLite file of a seeded store', () => {
     }
   };
   const SERVED = { journal_mode: 'wal', integrity: 'ok', journalLeft: false };
+
+  it('HELIXD_USERS, HELIXD_SEED and HELIXD_NOW size, seed and date the data as --users, --seed and --now do', async () => {
+    const flags = file('flags');
+    await seed(flags, '--seed', '3');
+    const env = file('env');
+    const r = await run(process.execPath, [HELIXD_DEV_BIN, 'seed', '--db', env], {
+      env: { ...process.env, HELIXD_USERS: '30', HELIXD_SEED: '3', HELIXD_NOW: NOW },
+    });
+    assert.match(r.stdout, /users 30,/);
+    assert.equal(await exportOf(env), await exportOf(flags));
+  });
 
   it('is in WAL mode, with no journal left, and sound', async () => {
     const db = file('new');
