@@ -482,6 +482,21 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
           weight: 4,
         },
         fc.array(fc.record({ kind: junk, data: jsonJunk }, { requiredKeys: [] }), { maxLength: 2 }),
+        // Records whose kind is not a string: a kind's name in an array (coerced, it would write the
+        // record), an object whose toString is not a function (coerced, a TypeError), any JSON.
+        fc.array(
+          fc.oneof(
+            ...all.map(([plural, rs]) => {
+              const name = plural.replace(/s$/, '');
+              const kind = fc.oneof(
+                fc.constantFrom([name], [[name]], { toString: 1 }, { toString: name }, { valueOf: 1 }),
+                jsonJunk,
+              );
+              return fc.record({ kind, data: nearRecord(rs) });
+            }),
+          ),
+          { minLength: 1, maxLength: 2 },
+        ),
         jsonJunk,
       );
   return fc.oneof(
