@@ -376,13 +376,10 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     .action(async (opts) => {
       const config = configFrom({ db: opts.db, now: opts.now }, ['db', 'now']);
       const uris: string[] = opts.redirectUri ?? [];
-      for (const u of uris) {
-        try {
-          new URL(u);
-        } catch {
-          throw new UsageError(`not a URL: ${u}`);
-        }
-      }
+      // The client record's own rule (src/records/kinds.ts), as the admin API and import apply it.
+      const { redirectUrisRefusal } = await import('./records/kinds.ts');
+      const refused = redirectUrisRefusal(uris);
+      if (refused) throw new UsageError(`--redirect-uri: client ${refused.message}`);
       const { randomId, sha256 } = await import('./auth/tokens.ts');
       const { insertClient } = await import('./store/clients.ts');
       await withStore(config, async (store) => {

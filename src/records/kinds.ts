@@ -138,6 +138,61 @@ const user = define({
   }),
 });
 
+/**
+ * The longest redirect URI a client may register. A URI travels percent-encoded in the query of the
+ * authorization request, whose request line must fit the server's 16 KiB limit on a request's head:
+ * 2048 characters fit even when each is written %XX, and are more than any callback needs.
+ */
+export const MAX_REDIRECT_URI = 2048;
+// C0 controls, DEL and C1 controls: a URL parser drops some (tab, CR, LF) and escapes the others, so
+// a URI holding one would be compared and redirected to as another URI than the one registered.
+function hasControl(u: string): boolean {
+  for (let i = 0; i < u.length; i++) {
+    const c = u.charCodeAt(i);
+    if (c <= 0x1f || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
+// The hosts plain http may name: the machine itself, written as the parser writes it.
+const LOOPBACK_HOST = /^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/;
+
+/**
+ * The rule `u` breaks as a client's redirect URI, or undefined when a client may register it
+ * (docs/auth.md, "Redirect URIs"). A URI is kept, compared and redirected to exactly as given, so
+ * one that a URL parser would write differently is refused (with the form it would take) rather
+ * than quietly changed. The authorization request asks here too, so that a URI a store took before
+ * this rule is never redirected to.
+ */
+export function redirectUriRule(u: string): string | undefined {
+  if (u === '') return 'must not be empty';
+  if (u.length > MAX_REDIRECT_URI) return `must be at most ${MAX_REDIRECT_URI} characters`;
+  if (hasControl(u)) return 'must not contain control characters (U+0000 to U+001F, U+007F to U+009F)';
+  let url: URL;
+  try {
+    url = new URL(u);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
+  if (url.username || url.password) return 'must not hold a user name or password (user:password@)';
+  if (u.includes('#')) return 'must not have a fragment (#...)';
+  if (url.protocol === 'http:' && !LOOPBACK_HOST.test(url.hostname))
+    return 'must use https, or http with a loopback host (localhost, 127.x.x.x or [::1])';
+  // The parser writes an empty path as "/": `http://localhost:3000` is the same URI as written.
+  if (u !== url.href && !(u === url.origin && url.href === `${url.origin}/`))
+    return `must be written as a URL parser writes it: ${JSON.stringify(url.href)}`;
+  return undefined;
+}
+
+/** The first of a client's redirect URIs that breaks the rule (redirectUriRule), named by its index. */
+export function redirectUrisRefusal(uris: readonly string[]): FieldRule | undefined {
+  for (const [i, u] of uris.entries()) {
+    const rule = redirectUriRule(u);
+    if (rule) return new FieldRule(`redirect_uris[${i}]`, rule);
+  }
+  return undefined;
+}
+
 // A client's secret is kept as its SHA-256 only (src/auth/tokens.ts checks secrets that way), so an
 // export cannot give it back: it gives `secret_hash`, which an import takes as is, and the client's
 // secret goes on working. A demo client (`demo: true`, as the seeder makes) keeps its secret in
@@ -150,7 +205,8 @@ const client = define({
     id: textId('The client id'),
     name: name('The application name'),
     redirect_uris: Type.Array(Type.String({ minLength: 1 }), {
-      description: 'The registered redirect URIs, absolute URLs',
+      description:
+        'The registered redirect URIs: https URLs, or http ones to a loopback host (docs/auth.md, Redirect URIs)',
     }),
     created_at: dateTime('When the client was registered'),
     secret: Type.Optional(
@@ -168,9 +224,8 @@ const client = define({
       throw new FieldRule('secret', 'give exactly one of "secret" (in clear) and "secret_hash"');
     if (r.demo && r.secret === undefined)
       throw new FieldRule('demo', 'a demo client keeps its secret in clear: give "secret"');
-    r.redirect_uris.forEach((u, i) => {
-      if (!URL.canParse(u)) throw new FieldRule(`redirect_uris[${i}]`, 'must be an absolute URL');
-    });
+    const refused = redirectUrisRefusal(r.redirect_uris);
+    if (refused) throw refused;
     return {
       id: r.id,
       name: r.name,

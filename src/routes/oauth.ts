@@ -21,6 +21,7 @@ import type { AppContext } from '../context.ts';
 import { bearerToken } from '../http/access.ts';
 import { describeError, HelixError } from '../http/errors.ts';
 import { FORM_KEY } from '../http/openapi.ts';
+import { redirectUriRule } from '../records/kinds.ts';
 import { findClient, redirectUrisOf } from '../store/clients.ts';
 import { parseNumericId } from '../store/ids.ts';
 import type { ClientRow } from '../store/schema.ts';
@@ -386,7 +387,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     async function authorizeRequest(p: Params): Promise<AuthorizeRequest> {
       const client = await clientOf(ctx, p, false);
       const redirectUri = required(p, 'redirect_uri', 'missing redirect_uri');
-      if (!redirectUrisOf(client).includes(redirectUri) || !URL.canParse(redirectUri))
+      // Compared exactly, as registered; and the rule of registration again, for a URI a store took
+      // before the rule (one with CR LF would be redirected to another URI than the one compared).
+      if (!redirectUrisOf(client).includes(redirectUri) || redirectUriRule(redirectUri) !== undefined)
         throw oauthError(400, 'Parameter redirect_uri does not match registered URI');
       const state = param(p, 'state');
       const responseType = param(p, 'response_type');
@@ -564,15 +567,14 @@ class RedirectError extends Error {
 
 /**
  * The redirect back to the client: parameters in the query for the code flow, in the fragment for
- * the implicit flow (RFC 6749 sections 4.1.2 and 4.2.2), `state` echoed unchanged in both.
+ * the implicit flow, `state` echoed unchanged in both. The registered URI is written as registered,
+ * its own query kept byte for byte, and the parameters appended after it: a URL object would write
+ * its query again in its own encoding (`/` as `%2F`, `%20` as `+`). A registered URI has no fragment.
  */
 function redirectTo(r: AuthorizeRequest, values: Record<string, string>): string {
-  const u = new URL(r.redirectUri);
-  const all = { ...values, ...(r.state !== undefined ? { state: r.state } : {}) };
-  if (r.responseType === 'token') {
-    u.hash = new URLSearchParams(all).toString();
-  } else {
-    for (const [k, v] of Object.entries(all)) u.searchParams.set(k, v);
-  }
-  return u.toString();
+  const uri = r.redirectUri;
+  const params = new URLSearchParams({ ...values, ...(r.state !== undefined ? { state: r.state } : {}) });
+  if (r.responseType === 'token') return `${uri}#${params}`;
+  const joiner = !uri.includes('?') ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
+  return `${uri}${joiner}${params}`;
 }

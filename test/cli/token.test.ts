@@ -209,7 +209,8 @@ forEachStore('helixd client and helixd token (command line)', (kind: StoreKind) 
   it('client create refuses a redirect URI that is not a URL, and a missing --name, with exit code 1', async () => {
     await assert.rejects(
       helixd('client', 'create', '--name', 'Bad', '--redirect-uri', 'not a url'),
-      (e: { code: number; stderr: string }) => e.code === 1 && /not a URL: not a url/.test(e.stderr),
+      (e: { code: number; stderr: string }) =>
+        e.code === 1 && /--redirect-uri: client redirect_uris\[0\]: must be an absolute URL/.test(e.stderr),
     );
     await assert.rejects(
       helixd('client', 'create'),
