@@ -181,6 +181,7 @@ class Workers {
 
   #fork(): Worker {
     const worker = cluster.fork();
+    closeUntakenOnExit(worker);
     // Asked for by the worker once it listens for messages: one sent earlier would be lost.
     worker.on('message', (m: WorkerMessage) => {
       if (m.type === 'ready') {
@@ -255,6 +256,67 @@ class Workers {
     await Promise.all(exited);
     clearTimeout(backstop);
   }
+}
+
+/** node:cluster's message handing a worker a new connection, and the worker's answer to it. */
+interface ClusterMessage {
+  cmd?: unknown;
+  act?: unknown;
+  seq?: unknown;
+  ack?: unknown;
+}
+const asClusterMessage = (m: unknown): ClusterMessage | undefined =>
+  typeof m === 'object' && m !== null && (m as ClusterMessage).cmd === 'NODE_CLUSTER'
+    ? (m as ClusterMessage)
+    : undefined;
+
+/**
+ * Closes, once `worker` has exited, each connection the primary handed it that it had not taken.
+ *
+ * The primary (node:cluster, round robin) accepts a connection and sends its handle to a worker
+ * over the IPC channel, keeping its own copy open until the worker answers that it took it; only
+ * then does it close that copy (the worker's copy is the connection from there on), and send that
+ * worker its next one. A worker that dies before answering, such as one killed while busy, with
+ * the message still unread, never answers: node:cluster forgets the worker but not that handle, so
+ * the primary's copy stays open, no process reads the request or closes the connection, and the
+ * client waits for its own timeout. There is at most one such connection per worker, and a worker
+ * killed under load has one most of the time. Closed here, the connection is reset, as are the
+ * requests in flight on the dead worker, and the client can retry. (Handed to another worker
+ * instead, it might have been partly read by the dead one.)
+ *
+ * node:cluster keeps these handles to itself, so they are seen as they pass: its `newconn` message,
+ * sent with the handle through `send`, and the worker's answer, an internal message whose `ack` is
+ * that message's `seq`. A Node.js that named them otherwise would leave this closing nothing (and
+ * test/reliability/workers.test.ts failing), never a connection closed that a worker serves.
+ */
+function closeUntakenOnExit(worker: Worker): void {
+  const child = worker.process;
+  const untaken = new Map<unknown, { close(): void }>();
+  let exited = false;
+  const send = child.send;
+  child.send = function (this: typeof child, ...args: unknown[]) {
+    const m = asClusterMessage(args[0]);
+    const handle = args[1] as { close?: unknown } | undefined;
+    if (m?.act === 'newconn' && typeof handle?.close === 'function') {
+      const closable = handle as { close(): void };
+      // Between the worker's exit and the primary's hearing that its channel closed.
+      if (exited) {
+        closable.close();
+        return false;
+      }
+      untaken.set(m.seq, closable);
+    }
+    return (send as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof child.send;
+  child.on('internalMessage', (message: unknown) => {
+    const m = asClusterMessage(message);
+    if (m?.ack !== undefined) untaken.delete(m.ack);
+  });
+  worker.once('exit', () => {
+    exited = true;
+    for (const handle of untaken.values()) handle.close();
+    untaken.clear();
+  });
 }
 
 /**

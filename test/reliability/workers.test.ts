@@ -2,11 +2,14 @@
 // port (the pid of each request's log line tells which), and they behave as instances of helixd on
 // one store: a token minted through one is accepted by the other at once, a token revoked through
 // one is refused by both at once (each had it in its in-memory copy on SQLite). A killed worker is
-// replaced; SIGTERM to the primary stops every worker and the primary exits 0.
+// replaced. A worker killed under load leaves no request waiting: each gets its answer, or sees its
+// connection closed, within a second of the kill. SIGTERM to the primary stops every worker and the
+// primary exits 0.
 import assert from 'node:assert/strict';
+import { Agent, request as httpRequest } from 'node:http';
 import { after, before, it } from 'node:test';
 import { cliDb, forEachStore, helixd, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
-import { pidsOf, request, type Served, serve, spread } from './serve.ts';
+import { pidsOf, request, type Served, serve, sleep, spread } from './serve.ts';
 
 const alive = (pid: number) => {
   try {
@@ -29,6 +32,70 @@ it('refuses a --workers or --drain it cannot read, naming the option and the rul
     assert.match(r.stderr, rule);
   }
 });
+
+/** A request of the load below: when it started, and when its answer ended or its connection closed. */
+interface Sent {
+  start: number;
+  settled?: number;
+  /** 'answer', or the error the connection ended with */
+  outcome?: string;
+  done: Promise<void>;
+  abort(): void;
+}
+
+function send(port: number, path: string, headers: Record<string, string>, agent: Agent | false): Sent {
+  let settled = () => {};
+  const sent: Sent = {
+    start: Date.now(),
+    done: new Promise<void>((resolve) => {
+      settled = resolve;
+    }),
+    abort: () => req.destroy(),
+  };
+  const settle = (outcome: string) => {
+    if (sent.settled !== undefined) return;
+    sent.settled = Date.now();
+    sent.outcome = outcome;
+    settled();
+  };
+  const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+    res.resume();
+    res.on('end', () => settle('answer'));
+    res.on('error', (e: NodeJS.ErrnoException) => settle(e.code ?? e.message));
+  });
+  req.on('error', (e: NodeJS.ErrnoException) => settle(e.code ?? e.message));
+  req.end();
+  return sent;
+}
+
+/**
+ * Clients on keep-alive connections and clients opening a connection for each request, each sending
+ * one request after another until `stop` resolves (a request still waiting then is left as it is).
+ */
+function load(port: number, headers: Record<string, string>, stop: Promise<void>) {
+  const all: Sent[] = [];
+  const agents = Array.from({ length: 6 }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+  let going = true;
+  const stopped = stop.then(() => {
+    going = false;
+  });
+  const client = async (agent: Agent | false) => {
+    while (going) {
+      const sent = send(port, '/oauth2/validate', headers, agent);
+      all.push(sent);
+      await Promise.race([sent.done, stopped]);
+    }
+  };
+  const clients = [...agents, ...agents.map(() => false as const)].map(client);
+  return {
+    all,
+    finished: Promise.all(clients),
+    close() {
+      for (const r of all) r.abort();
+      for (const a of agents) a.destroy();
+    },
+  };
+}
 
 forEachStore('helixd serve --workers 2', (kind: StoreKind) => {
   let temp: TempStore;
@@ -80,9 +147,30 @@ forEachStore('helixd serve --workers 2', (kind: StoreKind) => {
     assert.equal(refused.pids.size, 2, 'both workers refused it');
   });
 
-  it('a killed worker is replaced', async () => {
+  it('a worker killed under load is replaced; every request is answered or its connection closed within a second', async () => {
     const [victim, survivor] = s.workerPids as [number, number];
+    let stop = () => {};
+    const l = load(s.port, { authorization: `OAuth ${s.appToken}` }, new Promise<void>((r) => (stop = r)));
+    await sleep(500);
+    // Held first (SIGSTOP, as a worker busy with a long computation), the worker is killed with a
+    // new connection handed to it and not yet taken, every time rather than most of the times.
+    process.kill(victim, 'SIGSTOP');
+    await sleep(200);
+    const killed = Date.now();
     process.kill(victim, 'SIGKILL');
+    // Connections keep coming while the primary learns of the death.
+    await sleep(100);
+    stop();
+    await l.finished;
+    // Generous for a loaded machine: a request left waiting waits for far longer.
+    while (l.all.some((r) => r.settled === undefined) && Date.now() < killed + 3000) await sleep(20);
+    const late = l.all.filter(
+      (r) => (r.settled ?? Number.POSITIVE_INFINITY) > Math.max(r.start, killed) + 1000,
+    );
+    l.close();
+    assert.ok(l.all.some((r) => r.outcome === 'answer'));
+    assert.equal(late.length, 0, `${late.length} of ${l.all.length} requests neither answered nor closed`);
+
     const replaced = await s.waitFor(new RegExp(`worker (\\d+) serving, in place of ${victim}`));
     const successor = Number(replaced[1]);
     assert.ok(s.out().includes(`worker ${victim} exited (SIGKILL)`));
