@@ -102,10 +102,16 @@ export async function announce(
     const loaded = prepared.fixture ? `loaded ${prepared.fixture.rows} records` : 'already loaded';
     print(`helixd: serving ${url} (store ${store.location}, fixture ${config.fixtures}: ${loaded})`);
   } else if (info && config.devShortcuts) await printBanner(store, config, clock, info, url, print);
-  else
+  else {
+    // The public URL is how callers reach the server (a load balancer's, in production): the
+    // address it listens on is said too when it is another, as an operator checks it first.
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const listening = `http://${host}:${config.port}`;
+    const where = listening === url ? url : `${url}, listening on ${listening}`;
     print(
-      `helixd: serving ${url} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
+      `helixd: serving ${where} (${config.profile} profile, store ${store.location}, ${info ? 'demo data' : 'no demo data'})`,
     );
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
 // Development, the default, still serves all of it.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -111,7 +112,7 @@ forEachStore('the production profile', (kind) => {
 
   it('starts an empty store empty: no demo data, no demo client, no token printed', async () => {
     assert.deepEqual(s.printed, [
-      `helixd: serving ${PUBLIC_URL} (production profile, store ${s.running.store.location}, no demo data)`,
+      `helixd: serving ${PUBLIC_URL}, listening on http://127.0.0.1:${(s.running.app.server.address() as AddressInfo).port} (production profile, store ${s.running.store.location}, no demo data)`,
     ]);
     const exported = await helixd(['export', '--db', s.db]);
     assert.equal(exported.code, 0, exported.stderr);
