@@ -46,8 +46,38 @@ const DOCS_ROUTES = [
   '/static/*',
 ];
 
+/** A route's tags: its own, or an operation's first path segment under the documented prefix. */
+function tagsOf(schema: Record<string, unknown> | undefined, url: string): string[] | undefined {
+  return (
+    (schema?.tags as string[] | undefined) ??
+    (url.startsWith(`${DOCUMENTED_PREFIX}/`) ? [url.split('/')[2] ?? ''] : undefined)
+  );
+}
+
+/**
+ * The tags in the order /docs lists them (Swagger UI follows the document's `tags`): the
+ * operations first, as a reader comes for them, then the report downloads, the token service, the
+ * mock-server units and the admin API, and the probes and metrics, an operator's, last.
+ */
+function orderedTags(routes: readonly RouteOptions[]): { name: string }[] {
+  const rank = (tag: string, operation: boolean) =>
+    operation
+      ? 0
+      : ((
+          { Reports: 1, 'Token service': 2, 'Mock units': 3, Probes: 6, Metrics: 6 } as Record<string, number>
+        )[tag] ?? (tag.startsWith('admin') ? 4 : 5));
+  const seen = new Map<string, number>();
+  for (const { url, schema } of routes) {
+    const own = schema as Record<string, unknown> | undefined;
+    if (own?.hide) continue;
+    for (const tag of tagsOf(own, url) ?? [])
+      if (!seen.has(tag)) seen.set(tag, rank(tag, own?.tags === undefined));
+  }
+  return [...seen].sort((a, b) => a[1] - b[1]).map(([name]) => ({ name }));
+}
+
 /** @fastify/swagger's options: the document's frame and how a route's schema is shown. */
-function swaggerOptions(config: Config): SwaggerOptions {
+function swaggerOptions(config: Config, routes: readonly RouteOptions[]): SwaggerOptions {
   return {
     openapi: {
       openapi: '3.1.0',
@@ -56,6 +86,7 @@ function swaggerOptions(config: Config): SwaggerOptions {
         version: VERSION,
         description: DESCRIPTION,
       },
+      tags: orderedTags(routes),
       servers: [{ url: config.publicUrl }],
       components: {
         securitySchemes: {
@@ -99,9 +130,7 @@ function swaggerOptions(config: Config): SwaggerOptions {
     transform: ({ schema, url, route }) => {
       if (!schema) return { schema, url };
       const { [FORM_KEY]: form, ...rest } = schema as Record<string, unknown>;
-      const tags =
-        (rest.tags as string[] | undefined) ??
-        (url.startsWith(`${DOCUMENTED_PREFIX}/`) ? [url.split('/')[2] ?? ''] : undefined);
+      const tags = tagsOf(rest, url);
       const body = !form
         ? {}
         : route.method === 'GET'
@@ -112,9 +141,15 @@ function swaggerOptions(config: Config): SwaggerOptions {
   };
 }
 
+// The page is helixd's: its title and its name in the top bar (Swagger UI's default is
+// Fastify's logo, which says nothing of what the page documents).
+const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="32" viewBox="0 0 120 32"><text x="0" y="24" font-family="sans-serif" font-size="24" font-weight="bold" fill="#ffffff">helixd</text></svg>`;
+
 const SWAGGER_UI_OPTIONS: FastifySwaggerUiOptions = {
   routePrefix: DOCS_PATH,
   uiConfig: { docExpansion: 'list', deepLinking: true },
+  theme: { title: 'helixd API' },
+  logo: { type: 'image/svg+xml', content: Buffer.from(LOGO), href: DOCS_PATH, target: '_self' },
 };
 
 /** Headers of the docs app's answer that belong to its own connection, not to the answer. */
@@ -129,7 +164,7 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
   let docsApp: Promise<FastifyInstance> | undefined;
   const docs = () => {
     docsApp ??= import('./docs-app.ts').then(({ buildDocsApp }) =>
-      buildDocsApp(routes, swaggerOptions(config), SWAGGER_UI_OPTIONS),
+      buildDocsApp(routes, swaggerOptions(config, routes), SWAGGER_UI_OPTIONS),
     );
     return docsApp;
   };

@@ -22,7 +22,10 @@ forEachStore('GET /docs in headless Chromium', (kind) => {
   let browser: Browser;
   before(async () => {
     if (!chromium) return;
-    t = await startTestApp(kind, { users: 20 });
+    t = await startTestApp(kind, {
+      users: 20,
+      config: { adminToken: 'docs-admin-token-0123456789-0123456789' },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     browser = await puppeteer.launch({
       executablePath: chromium,
@@ -64,6 +67,15 @@ forEachStore('GET /docs in headless Chromium', (kind) => {
       ),
     );
     assert.deepEqual([...new Set(listed)].sort(), expected);
+    // helixd's page: its title and name, and the operations before the token service, the admin
+    // API and the probes.
+    assert.equal(await page.title(), 'helixd API');
+    const logo = await page.$eval('.topbar-wrapper img', (img) => img.getAttribute('src') ?? '');
+    assert.match(Buffer.from(logo.split(',')[1] ?? '', 'base64').toString(), />helixd</);
+    assert.match(listed[0] ?? '', /^GET \/helix\//, `the first listed: ${listed[0]}`);
+    const first = (re: RegExp) => listed.findIndex((l) => re.test(l));
+    assert.ok(first(/ \/oauth2\//) > first(/ \/helix\//), 'the token service after the operations');
+    assert.ok(first(/ \/(readyz|healthz|metrics)/) > first(/ \/admin\//), 'the probes last');
     assert.deepEqual(elsewhere, [], 'the page asked for something outside the server');
     await page.close();
   });
