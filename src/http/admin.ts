@@ -4,14 +4,18 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
+import { decodeUtf8, INPUT_LIMIT, type InvalidUtf8 } from '../input-text.ts';
 import { bearerToken, isSecretToken } from './access.ts';
-import { forbidden, helixErrorBody } from './errors.ts';
+import { badRequest, forbidden, HelixError, helixErrorBody } from './errors.ts';
 import { compileValidator } from './query-validator.ts';
 
 /** Every admin path starts here. */
 export const ADMIN_PREFIX = '/admin';
-/** An admin batch may be large (an import's worth of records): bodies up to this many bytes. */
-export const ADMIN_BODY_LIMIT = 32 * 1024 * 1024;
+/**
+ * An admin batch may be large (an import's worth of records): bodies up to this many bytes, as many
+ * as a line of `helixd import` may hold.
+ */
+export const ADMIN_BODY_LIMIT = INPUT_LIMIT;
 
 /**
  * No `Authorization: Bearer` is a 401; any other token (a Helix token included) a 403. The check
@@ -55,9 +59,56 @@ export interface AdminRouteDef {
   handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
+/** The apps whose bodies are read as the admin API reads them (adminBodies). */
+const withAdminBodies = new WeakSet<FastifyInstance>();
+
+/**
+ * The admin API's bodies, read in place of Fastify's parsers. An empty body is no body, whatever
+ * its Content-Type says (fetch-based clients send `Content-Type: application/json` on every call,
+ * a DELETE without data included), so that the route decides: DELETE /admin/faults clears the
+ * rules, a route that needs a body says so in its own words. A JSON body must be UTF-8: other bytes
+ * are a 400 naming the body, the rule and the first bad byte, never text with U+FFFD in their
+ * place. Other types are read as before: text/plain as a string (which no admin route takes), any
+ * other type a 415. A request to no route is a 404 whatever its body.
+ *
+ * Installed on the app itself, once, by the first admin route: the admin routes are declared from
+ * several files, and the app's other routes read no body (the token service reads its own,
+ * src/routes/oauth.ts).
+ */
+function adminBodies(app: FastifyInstance): void {
+  if (withAdminBodies.has(app)) return;
+  withAdminBodies.add(app);
+  // Fastify's own JSON reading (its refusal of __proto__ and constructor keys), on decoded text.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0 || req.is404) return done(null, undefined);
+    let text: string;
+    try {
+      text = decodeUtf8(bytes);
+    } catch (err) {
+      return done(badRequest(`body: is ${(err as InvalidUtf8).message}`), undefined);
+    }
+    parseJson(req, text, done);
+  });
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (req, body, done) => {
+    done(null, body === '' || req.is404 ? undefined : body);
+  });
+  // Never read: an empty body is told by its headers (a length of 0, or neither a length nor
+  // chunks), and any other is refused as it is.
+  app.addContentTypeParser('*', (req, _payload, done) => {
+    const length = req.headers['content-length'];
+    const empty = length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined);
+    if (empty || req.is404) return done(null, undefined);
+    done(new HelixError(415, 'Unsupported Media Type'), undefined);
+  });
+}
+
 /** Registers one admin route, off (404) when no admin token is configured. */
 export function registerAdmin(app: FastifyInstance, ctx: AppContext, def: AdminRouteDef): void {
   if (ctx.config.adminToken === undefined) return;
+  adminBodies(app);
   const response: Record<number, object> = {
     [def.status]: def.response
       ? { ...def.response, description: 'OK' }

@@ -1,5 +1,5 @@
 // `helixd import` on several threads. The main thread reads the input and cuts it into pieces of
-// CHUNK lines, at line ends; preparing threads (workers) parse the pieces' lines and prepare their
+// CHUNK lines (fewer when the lines are long), at line ends; preparing threads (workers) parse the pieces' lines and prepare their
 // records (each record's shape and rules, its row, the insert's JSON: more than half of an
 // import's work), several pieces at once, while the main thread writes the pieces before, in
 // order, as the seeder generates rows in a worker (src/seed/worker.ts). The store is the main
@@ -7,6 +7,8 @@
 // still checked there, in order. A piece knows the number of its first line, so a refusal names
 // the line of the file, whichever thread found it; a refusal is thrown in its turn, after the
 // pieces before it are written, and the caller's transaction then leaves the store as it was.
+// Memory is bounded whatever the lines: a line may hold at most INPUT_LIMIT bytes, and one longer
+// is refused by its number once that many bytes of it are read, never held whole.
 //
 // An input whose first line is not an NDJSON record is a fixture document, read whole: it is
 // prepared in the main thread (src/io/input.ts).
@@ -19,13 +21,24 @@ import type { Readable } from 'node:stream';
 import { Readable as ReadableStream } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { INPUT_LIMIT } from '../input-text.ts';
 import { prepareRuns, RECORD_KINDS, RecordError } from '../records/index.ts';
 import { CHUNK, type Prepared, prepared } from './import.ts';
 import { envelopeItems, isEnvelopeLine, readItems } from './input.ts';
-import { FormatError, isBlank, type Line, LineCutter } from './ndjson.ts';
+import { FormatError, isBlank, type Line, LineCutter, tooLong } from './ndjson.ts';
 
 /** Pieces read and not yet written: how far preparing may run ahead of the store (memory: a few MB each). */
 const AHEAD = 24;
+/**
+ * A piece ends at its CHUNK-th line, or at the first line end past this many bytes: long lines
+ * (a line may hold up to INPUT_LIMIT bytes) make fewer lines to a piece, not larger pieces.
+ */
+const PIECE_BYTES = 16 << 20;
+/**
+ * At most this many bytes of pieces read and not yet written: AHEAD bounds pieces of short lines,
+ * this one pieces of long lines, which weigh about ten times their bytes once prepared.
+ */
+const AHEAD_BYTES = 32 << 20;
 /**
  * Pieces sent to a worker and not yet answered. More than one: this thread sends pieces only
  * between its statements, and a worker prepares a piece in less time than a long insert takes.
@@ -54,6 +67,8 @@ interface Piece {
   bytes: number;
   /** the buffer of the piece's one part when the piece made it: moved to the worker, not copied */
   own?: ArrayBuffer;
+  /** the refusal of the line `firstLine`, which is not in the piece (it was too long to hold) */
+  refused?: string;
 }
 
 /** An error as it crosses threads: enough to throw the same error on the other side. */
@@ -104,73 +119,134 @@ const KIND_NAMES: ReadonlySet<string> = new Set(RECORD_KINDS.map((k) => k.kind))
 
 /** A piece's records, prepared: what a worker does with a piece. */
 function preparePiece(piece: Piece): Prepared {
+  if (piece.refused !== undefined) throw new FormatError(piece.refused);
   const cutter = new LineCutter(piece.firstLine);
   const lines: Line[] = [];
-  for (const part of piece.parts) for (const l of cutter.push(part)) lines.push(l);
-  for (const l of cutter.end()) lines.push(l);
+  // A line that is not UTF-8 is refused after the lines before it are checked: one of those may
+  // be refused first.
+  let refusal: unknown;
+  try {
+    for (const part of piece.parts) for (const l of cutter.push(part)) lines.push(l);
+    for (const l of cutter.end()) lines.push(l);
+  } catch (err) {
+    refusal = err;
+  }
   const items = envelopeItems(lines, KIND_NAMES);
-  return { runs: prepareRuns(items), records: items.length, bytes: piece.bytes };
+  const runs = prepareRuns(items);
+  if (refusal !== undefined) throw refusal;
+  return { runs, records: items.length, bytes: piece.bytes };
 }
 
 const asBuffer = (c: Uint8Array): Buffer =>
   Buffer.isBuffer(c) ? c : Buffer.from(c.buffer, c.byteOffset, c.byteLength);
 
 /**
- * Where the `n`-th line end from `from` in `chunk` is (the offset after it), or else how many
- * line ends there are from `from` on. A byte 0x0A is a line end in UTF-8 wherever it is: no other
- * character's encoding holds one.
+ * The next line end in `chunk` from `from` on, or -1. A byte 0x0A is a line end in UTF-8 wherever
+ * it is: no other character's encoding holds one.
  */
-function nthLineEnd(chunk: Chunk, from: number, n: number): { after: number; found: number } {
-  let found = 0;
-  if (typeof chunk === 'string') {
-    for (let i = chunk.indexOf('\n', from); i >= 0; i = chunk.indexOf('\n', i + 1))
-      if (++found === n) return { after: i + 1, found };
-  } else {
-    const b = asBuffer(chunk);
-    for (let i = b.indexOf(10, from); i >= 0; i = b.indexOf(10, i + 1))
-      if (++found === n) return { after: i + 1, found };
-  }
-  return { after: -1, found };
-}
+const lineEnd = (chunk: Chunk, from: number): number =>
+  typeof chunk === 'string' ? chunk.indexOf('\n', from) : asBuffer(chunk).indexOf(10, from);
+
+/** The UTF-8 bytes of `chunk` from `start` to `end`. */
+const bytesOf = (chunk: Chunk, start: number, end: number): number =>
+  typeof chunk === 'string' ? Buffer.byteLength(chunk.slice(start, end)) : end - start;
 
 const slice = (c: Chunk, start: number, end?: number): Chunk =>
   typeof c === 'string' ? c.slice(start, end) : c.subarray(start, end);
 
 /**
- * Cuts chunks of input into pieces of `lines` lines (the last one shorter), in order. A piece's
- * bytes are copied into one buffer of its own, which is moved to the worker, not copied again.
+ * Cuts chunks of input into pieces of `lines` lines (the last one shorter) or of about
+ * PIECE_BYTES, in order. A piece's bytes are copied into one buffer of its own, which is moved to
+ * the worker, not copied again. A line of more than INPUT_LIMIT bytes is refused as soon as that
+ * many bytes of it have come: the lines before it make a piece, the line itself a piece that holds
+ * only its refusal, and nothing after it is cut (`over`).
  */
 class PieceCutter {
   #parts: Chunk[] = [];
+  /** the length of the parts, in their units (bytes, or UTF-16 units for strings) */
+  #size = 0;
   #lines = 0;
   #firstLine = 1;
   #index = 0;
+  /** the line not yet ended: its bytes so far, and its units at the end of the parts */
+  #lineBytes = 0;
+  #lineUnits = 0;
+  #over = false;
 
   constructor(private readonly lines: number) {}
+
+  /** Whether a line was too long: no piece comes after its refusal. */
+  get over(): boolean {
+    return this.#over;
+  }
 
   /** The pieces `chunk` completed. */
   push(chunk: Chunk): Piece[] {
     const pieces: Piece[] = [];
-    let start = 0;
+    if (this.#over) return pieces;
     const length = chunk.length;
-    while (start < length) {
-      const { after, found } = nthLineEnd(chunk, start, this.lines - this.#lines);
-      if (after < 0) {
-        this.#parts.push(start === 0 ? chunk : slice(chunk, start));
-        this.#lines += found;
+    let from = 0; // what the parts do not hold yet
+    let lineStart = 0;
+    for (;;) {
+      const end = lineEnd(chunk, lineStart);
+      this.#lineBytes += bytesOf(chunk, lineStart, end < 0 ? length : end);
+      if (this.#lineBytes > INPUT_LIMIT) {
+        this.#refuse(pieces, slice(chunk, from, lineStart));
         break;
       }
-      this.#parts.push(slice(chunk, start, after));
-      this.#lines += found;
-      pieces.push(this.#take());
-      start = after;
+      if (end < 0) {
+        if (from < length) this.#add(from === 0 ? chunk : slice(chunk, from));
+        this.#lineUnits += length - lineStart;
+        break;
+      }
+      this.#lineBytes = 0;
+      this.#lineUnits = 0;
+      this.#lines++;
+      lineStart = end + 1;
+      if (this.#lines === this.lines || this.#size + lineStart - from >= PIECE_BYTES) {
+        this.#add(slice(chunk, from, lineStart));
+        pieces.push(this.#take());
+        from = lineStart;
+      }
     }
     return pieces;
   }
 
   /** The last piece, if any text is left. */
   end(): Piece[] {
-    return this.#parts.length ? [this.#take()] : [];
+    return this.#parts.length && !this.#over ? [this.#take()] : [];
+  }
+
+  #add(part: Chunk): void {
+    this.#parts.push(part);
+    this.#size += part.length;
+  }
+
+  /**
+   * The line not yet ended is too long: the piece of the lines before it (`before`: the ones in
+   * the chunk at hand), then its refusal.
+   */
+  #refuse(pieces: Piece[], before: Chunk): void {
+    // Its start, at the end of the parts when it began in an earlier chunk, is dropped.
+    for (let drop = this.#lineUnits; drop > 0; ) {
+      const last = this.#parts.pop() as Chunk;
+      this.#size -= last.length;
+      if (last.length > drop) this.#add(slice(last, 0, last.length - drop));
+      drop -= last.length;
+    }
+    if (before.length) this.#add(before);
+    if (this.#lines) pieces.push(this.#take());
+    pieces.push({
+      type: 'piece',
+      index: this.#index++,
+      firstLine: this.#firstLine,
+      parts: [],
+      bytes: 0,
+      refused: tooLong(this.#firstLine),
+    });
+    this.#parts = [];
+    this.#size = 0;
+    this.#over = true;
   }
 
   #take(): Piece {
@@ -190,6 +266,7 @@ class PieceCutter {
     };
     this.#firstLine += this.#lines;
     this.#parts = [];
+    this.#size = 0;
     this.#lines = 0;
     return piece;
   }
@@ -288,30 +365,40 @@ export async function* preparedInWorker(input: Readable): AsyncGenerator<Prepare
     worker.on('exit', (code) => fail(new Error(`an import worker exited with code ${code}`)));
   };
 
-  // The reading side: pieces are cut while fewer than AHEAD are unwritten.
+  // The reading side: pieces are cut while fewer than AHEAD, and fewer than AHEAD_BYTES of them,
+  // are unwritten.
   let cut = 0;
   let written = 0;
   let ended = false;
   let stopped = false;
   let room: (() => void) | undefined;
+  /** the bytes of each piece cut and not yet written, and their sum */
+  const sizes = new Map<number, number>();
+  let ahead = 0;
   const pump = async () => {
     const cutter = new PieceCutter(CHUNK);
     const out = async (pieces: Piece[]) => {
       for (const p of pieces) {
-        while (cut - written >= AHEAD && !stopped) await new Promise<void>((r) => (room = r));
+        while ((cut - written >= AHEAD || ahead >= AHEAD_BYTES) && !stopped)
+          await new Promise<void>((r) => (room = r));
         if (stopped) return;
         // The workers start with the second piece: a smaller input is prepared here.
         if (cut === 1) for (let i = 0; i < PREPARERS; i++) start();
         queue.push(p);
+        sizes.set(p.index, p.bytes);
+        ahead += p.bytes;
         cut++;
         dispatch();
         notify();
       }
     };
+    // Once a line is refused for its length, nothing after it is read.
     for (const chunk of head) await out(cutter.push(chunk));
-    if (!done)
-      for (let r = await reader.next(); !r.done && !stopped; r = await reader.next())
+    if (!done && !cutter.over)
+      for (let r = await reader.next(); !r.done && !stopped; r = await reader.next()) {
         await out(cutter.push(r.value));
+        if (cutter.over) break;
+      }
     await out(cutter.end());
     ended = true;
     notify();
@@ -337,6 +424,8 @@ export async function* preparedInWorker(input: Readable): AsyncGenerator<Prepare
       }
       results.delete(k);
       written++;
+      ahead -= sizes.get(k) ?? 0;
+      sizes.delete(k);
       room?.();
       room = undefined;
       if (m.type === 'refused') throw receive(m.error);

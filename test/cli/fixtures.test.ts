@@ -275,6 +275,31 @@ forEachStore('helixd serve --fixtures', (kind: StoreKind) => {
       assert.equal(r.stdout, '', 'nothing was written');
       await refused({ db: other, fixtures: join(dir, 'missing.json') }, /cannot read .*missing\.json/);
     });
+
+    it('a fixture that is not UTF-8: its line and the byte, and the store stays empty', async () => {
+      const other = await fresh();
+      const text = readFileSync(EXAMPLE, 'utf8');
+      const at = text.indexOf('"display_name":"') + '"display_name":"'.length;
+      const line = text.slice(0, at).split('\n').length;
+      const offset = Buffer.byteLength(text.slice(text.lastIndexOf('\n', at) + 1, at));
+      const bad = join(dir, 'not-utf8.json');
+      writeFileSync(
+        bad,
+        Buffer.concat([
+          Buffer.from(text.slice(0, at)),
+          Buffer.from([0xff, 0xfe]),
+          Buffer.from(text.slice(at)),
+        ]),
+      );
+      await refused(
+        { db: other, fixtures: bad },
+        new RegExp(
+          `fixture .*not-utf8\\.json: line ${line}: not valid UTF-8 \\(byte offset ${offset} in the line\\)`,
+        ),
+      );
+      const r = await helixd(['export', '--db', other]);
+      assert.equal(r.stdout, '', 'nothing was written');
+    });
   });
 });
 

@@ -3,17 +3,35 @@
 // refused anywhere (first, middle or last chunk) names its line and field and leaves the store
 // byte-identical.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli.ts';
+import { INPUT_LIMIT } from '../../src/input-text.ts';
 import { CHUNK } from '../../src/io/import.ts';
 import { RECORD_KINDS, type RecordKind, recordKind } from '../../src/records/index.ts';
-import { cliDb, forEachStore, helixd, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import {
+  cliDb,
+  forEachStore,
+  HELIXD_DEV_BIN,
+  helixd,
+  type StoreKind,
+  startTestApp,
+  type TestApp,
+} from '../helpers.ts';
 import { ioWorkspace, type Line, lines, ndjson } from './io-helpers.ts';
 
 const recordKindOf = (l: Line) => recordKind(l.kind) as RecordKind;
+/** Text no record of the demo data holds: where a test puts what JSON cannot write. */
+const MARK = '<<here>>';
+
+/** Loaded first by a command run as a process: writes its peak RSS (KiB) into $HELIXD_TEST_MAX_RSS. */
+const RECORD_MAX_RSS = `data:text/javascript,${encodeURIComponent(
+  "import { writeFileSync } from 'node:fs'; process.on('exit', () => writeFileSync(process.env.HELIXD_TEST_MAX_RSS, String(process.resourceUsage().maxRSS)));",
+)}`;
 
 forEachStore('helixd import and helixd export (command line)', (kind: StoreKind) => {
   let t: TestApp;
@@ -246,7 +264,7 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
     });
 
     /** Imports `text`; asserts the exit code 1, the message, and an unchanged store. */
-    const refused = async (name: string, text: string, message: RegExp) => {
+    const refused = async (name: string, text: string | Uint8Array, message: RegExp) => {
       const r = await helixd(['import', file(name, text), '--db', db]);
       assert.equal(r.code, 1, r.stdout);
       assert.match(r.stderr, message);
@@ -268,6 +286,112 @@ forEachStore('helixd import and helixd export (command line)', (kind: StoreKind)
       const text = ndjson(rest).split('\n');
       text[at - 1] = '{"kind": "clip", "data": {';
       await refused('middle.ndjson', text.join('\n'), new RegExp(`^helixd: line ${at}: not JSON`));
+    });
+
+    // Bytes that are not UTF-8 would be read as U+FFFD and stored so, without a word.
+    it('a line that is not UTF-8 (FF FE, an overlong C0 80): its line and the byte, in any form of input', async () => {
+      /** `text` with `bytes` in place of its MARK, and where they are in their line. */
+      const withBytes = (text: string, bytes: number[]) => {
+        const at = text.indexOf(MARK);
+        const lineStart = text.lastIndexOf('\n', at) + 1;
+        const offset = Buffer.byteLength(text.slice(lineStart, at));
+        return {
+          input: Buffer.concat([
+            Buffer.from(text.slice(0, at)),
+            Buffer.from(bytes),
+            Buffer.from(text.slice(at + MARK.length)),
+          ]),
+          offset,
+        };
+      };
+      /** The records, the one at line `at` with MARK in its first string field. */
+      const marked = (records: readonly Line[], at: number) => {
+        const bad = structuredClone(records) as Line[];
+        const line = bad[at - 1] as Line;
+        const field = Object.keys(line.data).find((k) => typeof line.data[k] === 'string') as string;
+        line.data[field] = `a${MARK}b`;
+        return bad;
+      };
+      const message = (line: number, offset: number) =>
+        new RegExp(`^helixd: line ${line}: not valid UTF-8 \\(byte offset ${offset} in the line\\) `);
+      // A large file, read in pieces on several threads: a middle piece.
+      const middle = 2 * CHUNK + 17;
+      let bad = withBytes(ndjson(marked(rest, middle)), [0xff, 0xfe]);
+      await refused('not-utf8-middle.ndjson', bad.input, message(middle, bad.offset));
+      // A small file, read in this thread.
+      bad = withBytes(ndjson(marked(rest.slice(0, 10), 5)), [0xc0, 0x80]);
+      await refused('not-utf8-small.ndjson', bad.input, message(5, bad.offset));
+      // A fixture document, read whole.
+      const first = marked(rest, 1)[0] as Line;
+      const plural = recordKindOf(first).plural;
+      const doc = `{\n  "${plural}": [\n    ${JSON.stringify(first.data)}\n  ]\n}\n`;
+      bad = withBytes(doc, [0xc0, 0x80]);
+      await refused('not-utf8.json', bad.input, message(3, bad.offset));
+    });
+
+    it('a line of more than 32 MiB from stdin: refused by its number, memory bounded, nothing imported', async () => {
+      // A process of its own, so that its peak memory is its own; the line, three times the limit,
+      // is streamed into its stdin (never held here either). The import must refuse it having held
+      // at most the limit of it: parsing it, as before, took over a gigabyte.
+      const rssFile = join(dir, 'max-rss');
+      const child = spawn(
+        process.execPath,
+        ['--import', RECORD_MAX_RSS, HELIXD_DEV_BIN, 'import', '-', '--db', db],
+        {
+          env: { ...process.env, HELIXD_TEST_MAX_RSS: rssFile },
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => (stdout += c));
+      child.stderr.on('data', (c) => (stderr += c));
+      const exited = once(child, 'close');
+      child.stdin.on('error', () => {}); // EPIPE: it stopped reading, as it should
+      const write = async (b: string | Buffer) => {
+        if (!child.stdin.write(b))
+          await Promise.race([new Promise((r) => child.stdin.once('drain', r)), exited]);
+      };
+      const user = {
+        ...(lines(exported).find((l) => l.kind === 'user') as Line).data,
+        id: '999999123',
+        login: 'longwinded',
+      };
+      const [head, tail, ...more] = JSON.stringify({
+        kind: 'user',
+        data: { ...user, description: MARK },
+      }).split(MARK);
+      assert.equal(more.length, 0);
+      await write(ndjson(rest.slice(0, 3)));
+      await write(head as string);
+      const block = Buffer.alloc(1 << 20, 'x');
+      for (let i = 0; i < (3 * INPUT_LIMIT) / block.length && child.exitCode === null; i++)
+        await write(block);
+      child.stdin.end(`${tail}\n`);
+      const [code] = await exited;
+      assert.equal(code, 1, stdout);
+      assert.equal(
+        stderr,
+        `helixd: line 4: longer than ${INPUT_LIMIT} bytes (32 MiB), the most a line may hold (nothing was imported)\n`,
+      );
+      // About 200 MB on either store (the process alone takes most of it); over 1 GB before.
+      const maxRss = Number(readFileSync(rssFile, 'utf8')) * 1024;
+      assert.ok(maxRss < 400 * 2 ** 20, `peak RSS ${maxRss} bytes`);
+      assert.equal(await exportOf(db), snapshot, 'the store is byte-identical');
+    });
+
+    it('a first line of more than 32 MiB in a file: refused by its number (one of exactly 32 MiB is not too long)', async () => {
+      const tooLong = `helixd: line 1: longer than ${INPUT_LIMIT} bytes (32 MiB), the most a line may hold`;
+      const x = Buffer.alloc(INPUT_LIMIT + 1, 'x');
+      await refused('long-first.ndjson', x, new RegExp(`^${tooLong.replace(/[()]/g, '\\$&')} `));
+      // The limit is the line's bytes before its line end: exactly that many is not too long.
+      const r = await helixd([
+        'import',
+        file('limit.ndjson', Buffer.concat([x.subarray(1), Buffer.from('\n')])),
+        '--db',
+        db,
+      ]);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /^helixd: not JSON \(/, 'read whole, as a fixture document');
     });
 
     it('a count out of range in a middle chunk: its line and field', async () => {

@@ -28,8 +28,8 @@ export function ioWorkspace(kind: StoreKind) {
   const drops: (() => Promise<void>)[] = [];
   return {
     dir,
-    /** writes `text` into the file `name`; its path */
-    file(name: string, text: string): string {
+    /** writes `text` (or bytes) into the file `name`; its path */
+    file(name: string, text: string | Uint8Array): string {
       const path = join(dir, name);
       writeFileSync(path, text);
       return path;

@@ -112,6 +112,8 @@ forEachStore('the driven clock: /admin/clock', (kind: StoreKind) => {
     const cases: [unknown, string][] = [
       [[], 'body: must be a JSON object, {"advance": "10m"} or {"to": "2026-06-01T00:00:00Z"}'],
       [null, 'body: must be a JSON object, {"advance": "10m"} or {"to": "2026-06-01T00:00:00Z"}'],
+      // Content-Type: application/json and no body at all: no body, which the route asks for.
+      [undefined, 'body: must be a JSON object, {"advance": "10m"} or {"to": "2026-06-01T00:00:00Z"}'],
       [{}, 'body: must give one of advance and to: {"advance": "10m"} or {"to": "2026-06-01T00:00:00Z"}'],
       [
         { advance: '1h', to: '2030-01-01T00:00:00Z' },

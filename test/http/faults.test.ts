@@ -293,6 +293,32 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     for (let i = 0; i < LIMIT; i++) assert.equal((await games()).statusCode, 200);
   });
 
+  // The README's "Retry on 429" recipe: fetch sends the admin headers, Content-Type included, on
+  // the DELETE too, with no body; a refusal there would leave the rules on for every later run.
+  it('DELETE /admin/faults as fetch sends it (Content-Type: application/json, no body) removes the rules', async () => {
+    if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${portOf(t.app)}/admin/faults`;
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const set = await fetch(url, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ faults: '503:100%' }),
+    });
+    assert.equal(set.status, 200, await set.text());
+    try {
+      const removed = await fetch(url, { method: 'DELETE', headers: admin });
+      assert.equal(removed.status, 204, await removed.text());
+      assert.deepEqual(await (await fetch(url, { headers: admin })).json(), { faults: '', seed: null });
+      assert.equal((await games()).statusCode, 200);
+    } finally {
+      await t.inject({
+        method: 'DELETE',
+        url: '/admin/faults',
+        headers: { authorization: admin.authorization },
+      });
+    }
+  });
+
   it('a 429 rule with ratelimit-reset=<duration> names that wait in every refusal it draws', async () => {
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
     const set = await t.inject({

@@ -5,8 +5,9 @@
 // repeated keys, empty values, huge numbers, broken percent-encoding, NUL and control characters,
 // lone surrogates, very long values; with valid and invalid tokens. The token service also gets
 // form and JSON bodies, the admin API JSON bodies (records of the store with a field changed, and
-// junk). Whatever comes in: never a 5xx, every error the route's error body, and the app still
-// serves at the end. Every answer is also checked against /openapi.json (test/helpers.ts).
+// junk), and both JSON whose bytes are not UTF-8. Whatever comes in: never a 5xx, every error the
+// route's error body, and the app still serves at the end. Every answer is also checked against
+// /openapi.json (test/helpers.ts).
 //
 // HELIXD_FUZZ_RUNS: cases per route and store (the default keeps the file near a minute on a busy
 // 2-core machine; give thousands for a deep run). HELIXD_FUZZ_SEED replays a run: a failure names
@@ -337,7 +338,7 @@ interface Case {
   path: string[];
   query: string;
   credentials: Credentials;
-  body?: { type: string; payload: string };
+  body?: { type: string; payload: string | Buffer };
 }
 
 interface Fuzzed {
@@ -350,6 +351,15 @@ interface Fuzzed {
 }
 
 const json = (payload: unknown) => ({ type: 'application/json', payload: JSON.stringify(payload) ?? 'null' });
+// biome-ignore format: a list of values
+const NOT_UTF8 = [[0xff, 0xfe], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf4, 0x90, 0x80, 0x80]];
+/** JSON with bytes that are not UTF-8 somewhere in it (invalid, overlong, a surrogate, cut short). */
+const notUtf8Body = fc.tuple(jsonJunk, fc.constantFrom(...NOT_UTF8), fc.nat()).map(([value, bytes, i]) => {
+  const text = Buffer.from(JSON.stringify(value) ?? 'null');
+  const at = i % (text.length + 1);
+  const payload = Buffer.concat([text.subarray(0, at), Buffer.from(bytes), text.subarray(at)]);
+  return { type: 'application/json', payload };
+});
 const brokenBody = fc.oneof(
   fc
     .constantFrom(
@@ -363,6 +373,7 @@ const brokenBody = fc.oneof(
     )
     .map((payload) => ({ type: 'application/json', payload })),
   junk.map((payload) => ({ type: 'text/plain', payload })),
+  notUtf8Body,
 );
 
 /** The records of a kind (one empty object when the store holds none: the fields are then junk). */

@@ -545,4 +545,61 @@ forEachStore('admin API: refusals change nothing', (kind: StoreKind) => {
       games,
     );
   });
+
+  // Bytes that are not UTF-8 would be read as U+FFFD and stored so, without a word.
+  it('refuses a body that is not UTF-8 (FF FE, an overlong C0 80, a surrogate ED A0 80) naming the body and the byte; the store is unchanged', async () => {
+    const before = await snapshot();
+    const MARK = '<<here>>';
+    const bodies: [string, string, unknown][] = [
+      ['POST', '/admin/users', user({ description: MARK })],
+      ['POST', '/admin/batch', [{ kind: 'user', data: user({ description: MARK }) }]],
+      ['PUT', '/admin/users/900001', user({ id: undefined, login: 'ada_streams', description: MARK })],
+      ['PATCH', '/admin/users/900001', { description: MARK }],
+    ];
+    for (const bytes of [
+      [0xff, 0xfe],
+      [0xc0, 0x80],
+      [0xed, 0xa0, 0x80],
+    ])
+      for (const [method, url, body] of bodies) {
+        const [head, tail] = JSON.stringify(body).split(MARK) as [string, string];
+        const res = await t.inject({
+          method: method as 'POST',
+          url,
+          headers: { ...admin, 'content-type': 'application/json' },
+          payload: Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)]),
+        });
+        const label = `${method} ${url} ${bytes.map((b) => b.toString(16)).join(' ')}`;
+        assert.equal(res.statusCode, 400, `${label}: ${res.body}`);
+        assert.equal(
+          res.json().message,
+          `body: is not valid UTF-8 (byte offset ${Buffer.byteLength(head)})`,
+          label,
+        );
+      }
+    assert.equal(await snapshot(), before);
+  });
+
+  it('an empty body with Content-Type: application/json is no body: each route answers as without one', async () => {
+    const before = await snapshot();
+    for (const [method, url] of [
+      ['POST', '/admin/batch'],
+      ['POST', '/admin/users'],
+      ['PUT', '/admin/users/900001'],
+      ['PATCH', '/admin/users/900001'],
+      ['DELETE', '/admin/clips/NoSuchClip'],
+    ]) {
+      const none = await t.inject({ method: method as 'POST', url, headers: admin });
+      const empty = await t.inject({
+        method: method as 'POST',
+        url,
+        // As fetch sends a call without data: the type, and a length of 0.
+        headers: { ...admin, 'content-type': 'application/json', 'content-length': '0' },
+      });
+      assert.ok(none.statusCode >= 400, `${method} ${url}: ${none.body}`);
+      assert.equal(empty.statusCode, none.statusCode, `${method} ${url}: ${empty.body}`);
+      assert.equal(empty.body, none.body, `${method} ${url}`);
+    }
+    assert.equal(await snapshot(), before);
+  });
 });
