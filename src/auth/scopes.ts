@@ -1,4 +1,4 @@
-// The scopes a token may carry: the four the spec names, and the rest of the platform's published
+// The scopes a token may carry: the four the nine operations of docs/api.md read, and the rest of the platform's published
 // scope names, so that client libraries that ask for their usual scopes get a token. A scope outside
 // this list is refused by the token service ("invalid scope requested").
 export const SPEC_SCOPES = [
@@ -9,7 +9,7 @@ export const SPEC_SCOPES = [
 ] as const;
 
 /**
- * The scopes the served operations read: the spec's four, plus those of the lookups real clients
+ * The scopes the served operations read: those four, plus those of the lookups real clients
  * start with (/users' email, /channels/followers' list, /channels/followed). A user token with all
  * of them may call every operation; the start-up banner prints one.
  */

@@ -7,7 +7,7 @@ import { type AccessRule, authorize, type Principal } from './access.ts';
 import { HelixError, helixErrorBody } from './errors.ts';
 import { type QueryOf, querySchema } from './params.ts';
 
-/** Every operation is served under both prefixes (DESIGN decision 1). */
+/** Every operation is served under both prefixes (docs/api.md: the same operation at both). */
 export const OPERATION_PREFIXES = ['/helix', '/mock'] as const;
 /** The prefix /openapi.json describes; /mock serves the very same operations (docs/design.md). */
 export const DOCUMENTED_PREFIX = OPERATION_PREFIXES[0];
@@ -23,7 +23,7 @@ export interface OperationRequest<Q> {
 export type OperationErrors = Partial<Record<403 | 404, string>>;
 
 export interface OperationDef<P extends TProperties, R extends TSchema> {
-  /** the spec's path, e.g. '/games/top' */
+  /** the operation's path under each prefix, e.g. '/games/top' */
   path: string;
   /** production's name of the operation, e.g. 'Get Top Games' */
   summary: string;

@@ -172,7 +172,7 @@ export function valuesTogether<K extends string>(
 }
 
 /**
- * "Exactly one kind of selector" (spec 4.2, 4.3): the one of `kinds` that the query gives, or a
+ * "Exactly one kind of selector" (docs/api.md, GET /clips and GET /videos): the one of `kinds` that the query gives, or a
  * 400 that names them all when none or several are given.
  */
 export function exactlyOneSelector<K extends string>(

@@ -12,7 +12,7 @@ export interface Decommissioned {
   path: string;
   /** production's name of the operation */
   summary: string;
-  /** the day production switched the operation off (spec 9) */
+  /** the day production switched the operation off (docs/api.md, Decommissioned) */
   sunset: string;
   successors: readonly Successor[];
 }

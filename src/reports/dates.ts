@@ -1,11 +1,11 @@
-// The date rules of the two analytics operations (spec 4.8). Days are `YYYY-MM-DD` strings (UTC),
+// The date rules of the two analytics operations (docs/api.md, Date rules). Days are `YYYY-MM-DD` strings (UTC),
 // the form the store keeps them in, so that they compare as text in SQL and in code alike.
 import { readRfc3339 } from '../http/datetime.ts';
 import { badRequest } from '../http/errors.ts';
 
 const DAY_MS = 86_400_000;
 
-/** The first day analytics exist for (spec 4.8 rule 2). */
+/** The first day analytics exist for (docs/api.md, Date rules). */
 export const ANALYTICS_FIRST_DAY = '2018-01-31';
 
 export function dayOfMs(ms: number): string {
@@ -41,7 +41,7 @@ export function parseMidnight(name: string, value: string): string {
   return dayOfMs(t.seconds * 1000);
 }
 
-/** The days a request asked for, after the rules that need no report data (spec 4.8 rules 1 to 3). */
+/** The days a request asked for, after the rules that need no report data (docs/api.md, Date rules). */
 export interface RequestedRange {
   /** first day asked for; undefined: the report's default start */
   start?: string;

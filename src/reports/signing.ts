@@ -1,4 +1,4 @@
-// Signed report URLs (spec 2.2: "valid for 5 minutes"; DESIGN decision 6). The URL carries every
+// Signed report URLs (docs/api.md, Report URLs: valid for 5 minutes). The URL carries every
 // report parameter and its expiry; an HMAC-SHA256 under the server secret over all of them is the
 // permission to download, so no token is needed and any instance with the same secret serves it.
 // The origin is not signed: the same URL works behind any address of the same deployment.
@@ -7,7 +7,7 @@ import { forbidden } from '../http/errors.ts';
 import { signText, verifyText } from '../http/mac.ts';
 import type { ReportKind } from '../store/analytics.ts';
 
-/** Lifetime of a report URL, seconds (spec 8). */
+/** Lifetime of a report URL, seconds (docs/api.md, Report URLs). */
 export const REPORT_URL_TTL = 300;
 
 export const REPORT_TYPES = ['overview_v2'] as const;

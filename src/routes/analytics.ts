@@ -25,7 +25,7 @@ import {
   reportSubjectRowToReportSubject,
 } from '../store/analytics.ts';
 
-/** The two operations (spec 4.6, 4.7): where they differ. */
+/** The two operations (docs/api.md, GET /analytics/games and GET /analytics/extensions): where they differ. */
 const OPERATIONS = {
   games: {
     path: '/analytics/games',
@@ -88,7 +88,7 @@ function subjectToReport(
   } as AnalyticsReport;
 }
 
-/** GET /analytics/games and GET /analytics/extensions (spec 4.6 to 4.8). */
+/** GET /analytics/games and GET /analytics/extensions (docs/api.md). */
 export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
   for (const kind of ['games', 'extensions'] as const) {
     const op = OPERATIONS[kind];
@@ -116,7 +116,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
         const id = query[op.idParam];
 
         if (id !== undefined) {
-          // One report; `after` and `first` do not apply (spec 4.7: the id supersedes any cursor).
+          // One report; `after` and `first` do not apply (docs/api.md: the id supersedes any cursor).
           const s = await findReportSubject(ctx.store.db, kind, id, today, yesterday);
           if (!s)
             throw notFound(`The ${op.noun} specified in the ${op.idParam} query parameter was not found`);

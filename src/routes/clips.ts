@@ -75,7 +75,7 @@ export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserName>
 const MAX_IDS = 100;
 /** Spec 4.2: without `ended_at`, the period is one week from `started_at`. */
 const DEFAULT_PERIOD = 7 * 86400;
-/** The three selector kinds of spec 4.2, in the order messages name them. */
+/** The three selector kinds of GET /clips (docs/api.md), in the order messages name them. */
 const SELECTOR_KINDS = ['broadcaster_id', 'game_id', 'id'] as const;
 
 const clipsParams = {
@@ -92,7 +92,7 @@ type ClipsQuery = QueryOf<typeof clipsParams>;
 /** Spec 4.2: "The seconds value is ignored": the instant, truncated to its minute. */
 const toMinute = (t: number) => Math.floor(t / 60) * 60;
 
-/** `started_at` / `ended_at` / `is_featured` of spec 4.2, as store filters. */
+/** `started_at` / `ended_at` / `is_featured` of GET /clips (docs/api.md), as store filters. */
 function readFilters(q: ClipsQuery): ClipFilters {
   const f: ClipFilters = {};
   if (q.is_featured !== undefined) f.isFeatured = q.is_featured;
@@ -107,7 +107,7 @@ function readFilters(q: ClipsQuery): ClipFilters {
   return f;
 }
 
-/** GET /clips (spec 4.2): clips by ids, by broadcaster or by game. */
+/** GET /clips (docs/api.md): clips by ids, by broadcaster or by game. */
 export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: '/clips',

@@ -1,4 +1,4 @@
-// The two decommissioned operations (spec 4.9, 4.10, 9). By default they answer 410 Gone as
+// The two decommissioned operations (docs/api.md, Decommissioned). By default they answer 410 Gone as
 // production does; with --legacy (HELIXD_LEGACY) they are served from the store under their
 // former rules, for old clients and their tests (legacy-follows.ts, legacy-tags.ts).
 import type { FastifyInstance } from 'fastify';

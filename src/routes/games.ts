@@ -68,7 +68,7 @@ export async function refuseUnknownGame(
 }
 
 /**
- * GET /games/top (spec 4.5): games by current viewers, most popular first. GET /games: games by
+ * GET /games/top (docs/api.md): games by current viewers, most popular first. GET /games: games by
  * id, exact name or IGDB id.
  */
 export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {

@@ -1,4 +1,4 @@
-// GET /users/follows, decommissioned by production (spec 4.9, 9): served from the store under its
+// GET /users/follows, decommissioned by production (docs/api.md, Decommissioned): served from the store under its
 // former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';

@@ -1,4 +1,4 @@
-// GET /tags/streams, decommissioned by production (spec 4.10, 9): served from the store under its
+// GET /tags/streams, decommissioned by production (docs/api.md, Decommissioned): served from the store under its
 // former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';

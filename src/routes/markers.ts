@@ -62,7 +62,7 @@ const SELECTORS = ['user_id', 'video_id'] as const;
  * Who may read a video's markers. Production: a video the token user does not own is a 403; production
  * also lets the channel's editors read them. helixd keeps no list of editors; a user who created a
  * marker in the video marked it as an editor of the channel, so the owner and those users may read,
- * and (spec 4.4) each of them gets only the markers they created.
+ * and (docs/api.md, GET /streams/markers) each of them gets only the markers they created.
  */
 async function checkAccess(ctx: AppContext, video: MarkedVideo, userId: number): Promise<void> {
   if (video.user_id === userId) return;
@@ -73,7 +73,7 @@ async function checkAccess(ctx: AppContext, video: MarkedVideo, userId: number):
   );
 }
 
-/** GET /streams/markers (spec 4.4): the token user's markers in one video, newest first. */
+/** GET /streams/markers (docs/api.md): the token user's markers in one video, newest first. */
 export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: '/streams/markers',

@@ -99,7 +99,7 @@ const subscriptionsParams = {
   user_id: stringList(MAX_USER_IDS),
 };
 
-/** GET /subscriptions (spec 4.1): the token user's own subscribers, most recent first. */
+/** GET /subscriptions (docs/api.md): the token user's own subscribers, most recent first. */
 export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: '/subscriptions',

@@ -79,12 +79,12 @@ export function videoRowToVideo(row: VideoRow, users: ReadonlyMap<number, UserNa
 
 /** Spec 8: at most 100 `id` values per request. */
 const MAX_IDS = 100;
-/** `period` of spec 4.3 (default `all`): how far back from the server clock, on created_at. */
+/** `period` of GET /videos (docs/api.md; default `all`): how far back from the server clock, on created_at. */
 const PERIODS = ['all', 'day', 'week', 'month'] as const;
 const PERIOD_SECONDS = { day: 86400, week: 7 * 86400, month: 30 * 86400 } as const;
-/** `type` of spec 4.3 (default `all`). */
+/** `type` of GET /videos (docs/api.md; default `all`). */
 const TYPES = ['all', ...VIDEO_TYPES] as const;
-/** The selectors of spec 4.3, in the order messages name them. */
+/** The selectors of GET /videos (docs/api.md), in the order messages name them. */
 const SELECTOR_KINDS = ['game_id', 'id', 'user_id'] as const;
 /**
  * With `id`, none of these may be used, except at its documented default value: a parameter sent
@@ -107,13 +107,13 @@ const videosParams = {
   period: stringEnum(PERIODS),
   sort: stringEnum(VIDEO_SORTS),
   type: stringEnum(TYPES),
-  // no default here: with `id`, a `first` that was given is a 400 (spec 4.3)
+  // no default here: with `id`, a `first` that was given is a 400 (docs/api.md)
   first: Type.Integer({ minimum: 1, maximum: MAX_FIRST, description: `Default ${DEFAULT_FIRST}` }),
   after: cursorParam,
   before: cursorParam,
 };
 
-/** GET /videos (spec 4.3): videos by ids, by owner or by game. */
+/** GET /videos (docs/api.md): videos by ids, by owner or by game. */
 export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: '/videos',

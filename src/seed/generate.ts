@@ -57,7 +57,7 @@ export function sizesFor(users: number) {
 }
 
 const DAY = 86400;
-/** The first day analytics exist for (spec 4.8). */
+/** The first day analytics exist for (docs/api.md, Date rules). */
 export const ANALYTICS_EPOCH = Date.UTC(2018, 0, 31) / 1000;
 /** Users joined from here on. */
 const PLATFORM_START = Date.UTC(2012, 0, 1) / 1000;

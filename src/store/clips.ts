@@ -2,11 +2,11 @@ import type { Kysely, SelectQueryBuilder } from 'kysely';
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { ClipRow, Database } from './schema.ts';
 
-/** The selectors of a paged /clips query (spec 4.2): one broadcaster or one game. */
+/** The selectors of a paged /clips query (docs/api.md, GET /clips): one broadcaster or one game. */
 export const CLIP_SELECTORS = ['broadcaster_id', 'game_id'] as const;
 export type ClipSelector = (typeof CLIP_SELECTORS)[number];
 
-/** The filters of spec 4.2 that apply to every kind of /clips query. */
+/** The filters of GET /clips (docs/api.md) that apply to every kind of /clips query. */
 export interface ClipFilters {
   /** [from, to): Unix seconds, on created_at */
   period?: { from: number; to: number };

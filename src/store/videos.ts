@@ -2,11 +2,11 @@ import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from
 import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
 
-/** The selectors of a paged /videos query (spec 4.3): one owner or one game. */
+/** The selectors of a paged /videos query (docs/api.md, GET /videos): one owner or one game. */
 export const VIDEO_SELECTORS = ['user_id', 'game_id'] as const;
 export type VideoSelector = (typeof VIDEO_SELECTORS)[number];
 
-/** `sort` of spec 4.3, default `time`. */
+/** `sort` of GET /videos (docs/api.md), default `time`. */
 export const VIDEO_SORTS = ['time', 'trending', 'views'] as const;
 export type VideoSort = (typeof VIDEO_SORTS)[number];
 

@@ -289,7 +289,7 @@ forEachStore('GET /helix/analytics/games and /helix/analytics/extensions', (stor
     }
   });
 
-  describe('date rules (spec 4.8)', () => {
+  describe('date rules (docs/api.md, Date rules)', () => {
     const k = KINDS[0];
     let g: Owned;
     before(() => {

@@ -1,6 +1,6 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// Indexes for GET /clips (spec 4.2) and GET /videos (spec 4.3), and the stored `trending` score.
+// Indexes for GET /clips and GET /videos (docs/api.md), and the stored `trending` score.
 //
 // Every paged query is `selector = ? [AND filters] ORDER BY sort DESC, id DESC LIMIT n` with the
 // keyset `(sort, id) < (?, ?)`. Each index is (selector, [equality filter,] sort, id, then the
