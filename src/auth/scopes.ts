@@ -1,6 +1,6 @@
-// The scopes a token may carry: the four the nine operations of docs/api.md read, and the rest of the platform's published
-// scope names, so that client libraries that ask for their usual scopes get a token. A scope outside
-// this list is refused by the token service ("invalid scope requested").
+// The scopes a token may carry: the four the nine operations of docs/api.md read, and the rest of
+// the platform's published scope names, so that client libraries that ask for their usual scopes get
+// a token. A scope outside this list is refused by the token service ("invalid scope requested").
 export const SPEC_SCOPES = [
   'analytics:read:extensions',
   'analytics:read:games',

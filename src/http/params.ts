@@ -172,8 +172,8 @@ export function valuesTogether<K extends string>(
 }
 
 /**
- * "Exactly one kind of selector" (docs/api.md, GET /clips and GET /videos): the one of `kinds` that the query gives, or a
- * 400 that names them all when none or several are given.
+ * "Exactly one kind of selector" (docs/api.md, GET /clips and GET /videos): the one of `kinds` that
+ * the query gives, or a 400 that names them all when none or several are given.
  */
 export function exactlyOneSelector<K extends string>(
   query: Partial<Record<K, unknown>>,

@@ -25,7 +25,7 @@ import {
   reportSubjectRowToReportSubject,
 } from '../store/analytics.ts';
 
-/** The two operations (docs/api.md, GET /analytics/games and GET /analytics/extensions): where they differ. */
+/** The two operations (docs/api.md, GET /analytics/...): where they differ. */
 const OPERATIONS = {
   games: {
     path: '/analytics/games',

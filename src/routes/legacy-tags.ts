@@ -1,5 +1,5 @@
-// GET /tags/streams, decommissioned by production (docs/api.md, Decommissioned): served from the store under its
-// former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
+// GET /tags/streams, decommissioned by production (docs/api.md, Decommissioned): served from the
+// store under its former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';

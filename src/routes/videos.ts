@@ -79,7 +79,7 @@ export function videoRowToVideo(row: VideoRow, users: ReadonlyMap<number, UserNa
 
 /** Spec 8: at most 100 `id` values per request. */
 const MAX_IDS = 100;
-/** `period` of GET /videos (docs/api.md; default `all`): how far back from the server clock, on created_at. */
+/** `period` of GET /videos (docs/api.md; default `all`): how far back from the clock, on created_at. */
 const PERIODS = ['all', 'day', 'week', 'month'] as const;
 const PERIOD_SECONDS = { day: 86400, week: 7 * 86400, month: 30 * 86400 } as const;
 /** `type` of GET /videos (docs/api.md; default `all`). */
