@@ -94,6 +94,11 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async ping(): Promise<void> {
+    // Readiness says what the connection knows now. While it is down (an attempt failed and none
+    // has succeeded since), a ping would wait for the next reconnect attempt, up to 2 s away, and
+    // /readyz would give its own deadline as the reason instead of the cause, depending on when in
+    // the backoff it asked.
+    if (this.down && this.redis.status !== 'ready') throw new UnavailableError('redis', UNREACHABLE);
     try {
       await this.redis.ping();
     } catch (err) {
