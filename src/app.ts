@@ -2,41 +2,43 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
 import { type Clock, type ClockDriver, DrivenClock, localDriver } from './clock.ts';
-import type { SharedState } from './cluster-state.ts';
+import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './cluster/shutdown.ts';
+import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
-import { clockRoutes } from './http/clock.ts';
+import { type FaultSetting, installFaults } from './faults/injector.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
-import { type FaultSetting, faultRoutes, installFaults } from './http/faults.ts';
 import { loggerOptions } from './http/logging.ts';
-import { AppMetrics } from './http/metrics.ts';
 import { registerDocs } from './http/openapi.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
-import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './http/ratelimit.ts';
-import { RedisRateLimitStore } from './http/ratelimit-redis.ts';
 import { lazySerializers } from './http/serializers.ts';
-import { Links } from './links.ts';
-import { adminRoutes } from './routes/admin.ts';
+import { startLiveWorld } from './live/start.ts';
+import { AppMetrics } from './metrics/registry.ts';
+import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './ratelimit/limiter.ts';
+import { RedisRateLimitStore } from './ratelimit/redis.ts';
+import { clockRoutes } from './routes/admin/clock.ts';
+import { faultRoutes } from './routes/admin/faults.ts';
+import { liveRoutes } from './routes/admin/live.ts';
+import { adminRoutes } from './routes/admin/records.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
 import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
-import { liveRoutes, startLiveWorld } from './routes/live.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { oauthRoutes } from './routes/oauth.ts';
+import { oauthRoutes } from './routes/oauth/index.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { streamsRoutes } from './routes/streams.ts';
 import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
 import { usersRoutes } from './routes/users.ts';
 import { videosRoutes } from './routes/videos.ts';
-import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './shutdown.ts';
 import type { Store } from './store/db.ts';
 import { UserNames } from './store/users.ts';
+import { Links } from './wire/links.ts';
 
 export interface AppDeps {
   config: Config;
@@ -64,9 +66,9 @@ export interface AppDeps {
    * test suite checks every answer of every request against /openapi.json this way.
    */
   beforeRoutes?: (app: FastifyInstance) => void;
-  /** whether the server is draining before it stops (src/shutdown.ts); /readyz answers 503 then */
+  /** whether the server is draining before it stops (src/cluster/shutdown.ts); /readyz answers 503 then */
   drain?: DrainState;
-  /** a worker of `--workers`: /metrics answers with the sum over every worker (src/http/metrics.ts) */
+  /** a worker of `--workers`: /metrics answers with the sum over every worker (src/metrics/registry.ts) */
   clusterWorker?: boolean;
 }
 
@@ -102,7 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: 'x-request-id',
     // Bodies are only small token-service forms.
     bodyLimit: 64 * 1024,
-    // Time limits on receiving a request (src/shutdown.ts says why), which Node answers with a 408;
+    // Time limits on receiving a request (src/cluster/shutdown.ts says why), which Node answers with a 408;
     // it checks them every connectionsCheckingInterval (default 30 s).
     requestTimeout: REQUEST_TIMEOUT_SECONDS * 1000,
     http: { headersTimeout: REQUEST_TIMEOUT_SECONDS * 1000, connectionsCheckingInterval: 1000 },

@@ -22,9 +22,9 @@ import { EXPORT_FORMATS, type ExportFormat } from './io/formats.ts';
 import { progressLine, type Summary, Tally } from './io/progress.ts';
 import { RECORD_KIND_NAMES } from './records/names.ts';
 import type { Store } from './store/db.ts';
-import { parseNumericId } from './store/ids.ts';
 import type { ClientRow } from './store/schema.ts';
 import { VERSION } from './version.ts';
+import { parseNumericId } from './wire/ids.ts';
 
 // The modules a command runs with are imported by its action, when it runs: `helixd --help` and
 // `--version` load none of them, and `token` no HTTP server (Kysely, TypeBox and Fastify are most
@@ -150,14 +150,13 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
     )
     .option('--live-seed <n>', `seed of --live's draws, to replay a run ${env('liveSeed')}`)
     .action(async (opts) => {
-      const { servePrimary, serveWorker, untilStopSignal } = await import('./cluster.ts');
-      if (cluster.isWorker) return serveWorker();
+      if (cluster.isWorker) return (await import('./cluster/worker.ts')).serveWorker();
       const config = configFrom(opts);
       // The banner to stderr: stdout carries the JSON log lines alone.
       const print = (l: string) => io.stderr.write(`${l}\n`);
-      if (config.workers > 1) return servePrimary(config, print);
+      if (config.workers > 1) return (await import('./cluster/primary.ts')).servePrimary(config, print);
       const { startServer } = await import('./server.ts');
-      const { stopMessage } = await import('./shutdown.ts');
+      const { stopMessage, untilStopSignal } = await import('./cluster/shutdown.ts');
       const running = await startServer(config, print);
       await untilStopSignal(config, running.stop, (signal, drain) =>
         running.app.log.info({ signal }, stopMessage(drain ? config.drain : 0)),

@@ -34,7 +34,7 @@ export class ClockMoveError extends Error {}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** A clock that runs from a reading, and can be moved forward (the admin API, src/http/clock.ts). */
+/** A clock that runs from a reading, and can be moved forward (the admin API, src/routes/admin/clock.ts). */
 export class DrivenClock implements Clock {
   #at: ClockReading;
 
@@ -91,7 +91,7 @@ export class DrivenClock implements Clock {
 }
 
 /**
- * Moves the server clock: in this process, or (under `--workers`, src/clock-cluster.ts) in every
+ * Moves the server clock: in this process, or (under `--workers`, src/cluster/clock.ts) in every
  * process serving the port. `move` resolves with the new reading once each of them reads it.
  */
 export interface ClockDriver {
@@ -139,32 +139,4 @@ export function clockFor(config: Config): DrivenClock {
 
 export function nowSeconds(clock: Clock): number {
   return Math.floor(clock.now() / 1000);
-}
-
-/** "00" .. "59": the time of day's fields. */
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
-/** The last second of 9999-12-31: past it toISOString writes a six-digit, signed year. */
-const LAST_FOUR_DIGIT_YEAR = 253_402_300_799;
-/** "2026-11-23T" by day number since 1970: the days a store's rows fall on are few. */
-const dayPrefixes = new Map<number, string>();
-
-/**
- * RFC 3339 UTC with `Z` and no fraction, the wire's timestamp form. Every row of a page carries one
- * or two instants, and `Date#toISOString` was the largest single cost of turning a row into its wire
- * form: the date part is kept per day, the time of day is put together from a table.
- */
-export function rfc3339(unixSeconds: number): string {
-  if (!Number.isInteger(unixSeconds) || unixSeconds < 0 || unixSeconds > LAST_FOUR_DIGIT_YEAR)
-    return new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z');
-  const day = Math.floor(unixSeconds / 86400);
-  let prefix = dayPrefixes.get(day);
-  if (prefix === undefined) {
-    if (dayPrefixes.size >= 100_000) dayPrefixes.clear();
-    prefix = new Date(day * 86_400_000).toISOString().slice(0, 11);
-    dayPrefixes.set(day, prefix);
-  }
-  const t = unixSeconds - day * 86400;
-  const h = Math.floor(t / 3600);
-  const m = Math.floor((t - h * 3600) / 60);
-  return `${prefix}${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[t - h * 3600 - m * 60]}Z`;
 }

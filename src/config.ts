@@ -2,7 +2,7 @@
 // defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
 // process.env.
 import { availableParallelism } from 'node:os';
-import { type FaultRule, FaultSyntaxError, parseFaultRules } from './http/fault-rules.ts';
+import { type FaultRule, FaultSyntaxError, parseFaultRules } from './faults/rules.ts';
 
 /**
  * `development` (the default): demo data, the mock-server routes, tokens printed at start.
@@ -55,7 +55,7 @@ export interface Config {
   readonly logLevel: string;
   /** the bearer token of the admin API (/admin, docs/admin.md); unset: the admin API is off */
   readonly adminToken: string | undefined;
-  /** deadline of every store query and Redis command while serving, milliseconds (src/unavailable.ts) */
+  /** deadline of every store query and Redis command while serving, milliseconds (src/store/unavailable.ts) */
   readonly queryTimeout: number;
   /** the bearer token /metrics asks for; unset: /metrics is open */
   readonly metricsToken: string | undefined;
@@ -63,7 +63,7 @@ export interface Config {
   readonly workers: number;
   /** seconds between the stop signal and closing the listener, while /readyz answers 503 */
   readonly drain: number;
-  /** faults injected at random into requests (src/http/faults.ts); empty: none. Never in production */
+  /** faults injected at random into requests (src/faults/injector.ts); empty: none. Never in production */
   readonly faults: readonly FaultRule[];
   /** seed of the draws of `faults`; unset: a new one each start (logged, to replay a run) */
   readonly faultSeed: number | undefined;

@@ -4,14 +4,14 @@ import { buildApp } from './app.ts';
 import { OPERATION_SCOPES } from './auth/scopes.ts';
 import { type MintedToken, mintToken } from './auth/tokens.ts';
 import { type Clock, type ClockDriver, clockFor, localDriver, nowSeconds, systemClock } from './clock.ts';
-import type { SharedState } from './cluster-state.ts';
+import { SHUTDOWN_GRACE_SECONDS, Shutdown } from './cluster/shutdown.ts';
+import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
-import type { FaultSetting } from './http/faults.ts';
+import type { FaultSetting } from './faults/injector.ts';
 import { startFromFixture } from './io/fixtures.ts';
 import type { Summary } from './io/progress.ts';
 import { dayStart } from './seed/generate.ts';
 import { readSeedInfo, type SeedInfo, seedStore } from './seed/index.ts';
-import { SHUTDOWN_GRACE_SECONDS, Shutdown } from './shutdown.ts';
 import { isEmpty } from './store/bulk.ts';
 import { findClient } from './store/clients.ts';
 import { deleteExpiredCodes } from './store/codes.ts';
@@ -29,7 +29,7 @@ export interface Running {
   /**
    * Stops: the listener closes, the requests accepted finish (cut after SHUTDOWN_GRACE_SECONDS),
    * then the store closes. With `drain`, the listener stays open for `config.drain` seconds first
-   * while /readyz answers 503 (src/shutdown.ts); a later call without it ends that drain at once.
+   * while /readyz answers 503 (src/cluster/shutdown.ts); a later call without it ends that drain at once.
    */
   stop(o?: { drain?: boolean }): Promise<void>;
 }
@@ -118,7 +118,7 @@ export async function announce(
  * Opens and migrates the store, seeds it on the first start (or loads the `--fixtures` world),
  * listens, and prints how to call it: on stderr, as stdout carries the JSON log lines alone. A
  * worker of `--workers` passes what its primary prepared instead: it neither writes the store at
- * start nor prints, and reads the clock and the fault rules its primary holds (src/cluster-state.ts).
+ * start nor prints, and reads the clock and the fault rules its primary holds (src/cluster/state.ts).
  */
 export async function startServer(
   requested: Config,

@@ -10,7 +10,7 @@ export const CORS_OPTIONS: FastifyCorsOptions = {
   // The operations are GETs (and HEADs); the token service takes POSTs.
   methods: ['GET', 'HEAD', 'POST'],
   // What a browser client sends: the token, the client id, the body type of a token request, and
-  // (a test in a browser, development profile) the faults it asks for (src/http/faults.ts).
+  // (a test in a browser, development profile) the faults it asks for (src/faults/injector.ts).
   allowedHeaders: ['Accept', 'Authorization', 'Client-Id', 'Content-Type', 'Helixd-Fault'],
   // Without these a page could not read its rate-limit state (client libraries pace on them).
   exposedHeaders: ['Ratelimit-Limit', 'Ratelimit-Remaining', 'Ratelimit-Reset'],

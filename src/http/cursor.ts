@@ -1,12 +1,12 @@
 import type { Key, PageEnds } from '../store/page.ts';
+import { signText, verifyText } from '../wire/mac.ts';
 import { badRequest } from './errors.ts';
-import { signText, verifyText } from './mac.ts';
 
 // A cursor is `base64url(JSON payload).base64url(mac)`. The MAC covers the payload and the
 // query's scope (the operation and every parameter but first/after/before), so a tampered cursor
 // or one from another query fails the check and is a 400, never a silent restart or a 500.
 // `after` reads `last`, `before` reads `first`: page N's cursor with `before` gives page N-1.
-// Only a cursor spelled exactly as issued passes (src/http/mac.ts): the MAC is compared as text, and
+// Only a cursor spelled exactly as issued passes (src/wire/mac.ts): the MAC is compared as text, and
 // the payload is part of the signed text.
 const MAC_BYTES = 16;
 

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { unavailability } from '../unavailable.ts';
+import { unavailability } from '../store/unavailable.ts';
 
 /** The one error type of the request path: a status and a message for the Helix error body. */
 export class HelixError extends Error {
@@ -91,7 +91,7 @@ export function describeError(
   // sending ("aborted", ECONNRESET) is the client's doing, not a store that went away.
   if (typeof s === 'number' && s >= 400 && s < 500)
     return { status: s, message: s === 415 ? 'Unsupported Media Type' : err.message };
-  // The store or Redis cannot serve now (src/unavailable.ts): the caller may try again; which one
+  // The store or Redis cannot serve now (src/store/unavailable.ts): the caller may try again; which one
   // and why is logged, and /readyz says it, but the answer names nothing inside.
   const unavailable = unavailability(err);
   if (unavailable) {

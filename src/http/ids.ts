@@ -1,6 +1,6 @@
-// Numeric-id parameters: text that is not a numeric id (src/store/ids.ts) cannot name one, and is
+// Numeric-id parameters: text that is not a numeric id (src/wire/ids.ts) cannot name one, and is
 // a 400 naming the parameter, before anything reaches SQL.
-import { parseNumericId } from '../store/ids.ts';
+import { parseNumericId } from '../wire/ids.ts';
 import { badRequest } from './errors.ts';
 
 /** A numeric-id parameter, or a 400 naming it and the rule. */

@@ -3,7 +3,7 @@
 // token calls' query string, a revocation names its `token`, an implicit-flow redirect carries an
 // `access_token`, and any error message may quote a URL or a header.
 import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
-import { injectedFault } from './faults.ts';
+import { injectedFault } from '../faults/injector.ts';
 
 /**
  * The parameters whose values are secrets, wherever a URL or a form names them. A report URL's

@@ -3,6 +3,7 @@ import { type Static, type TObject, type TProperties, type TSchema, Type } from 
 import type { AppContext } from '../context.ts';
 import type { Key, Page } from '../store/page.ts';
 import { MAX_INDEXED_TEXT } from '../store/text.ts';
+import { parseRfc3339 } from '../wire/datetime.ts';
 import { cursorScope, decodeCursor, encodeCursor } from './cursor.ts';
 import { badRequest } from './errors.ts';
 
@@ -185,4 +186,14 @@ export function exactlyOneSelector<K extends string>(
   if (given.length > 1)
     throw badRequest(`The parameters ${quoted(given).join(' and ')} cannot be used together: ${oneOf}`);
   return given[0] as K;
+}
+
+/** A date-time query parameter, or a 400 naming it and the rule. */
+export function readDateTime(name: string, value: string): number {
+  const t = parseRfc3339(value);
+  if (t === undefined)
+    throw badRequest(
+      `The parameter "${name}" was malformed: the value must be an RFC 3339 date-time such as 2026-06-01T00:00:00Z`,
+    );
+  return t;
 }

@@ -2,7 +2,7 @@
 // in bounded memory, and every value read carries its line number so that an error can name it.
 import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
-import { decodeUtf8, INPUT_LIMIT, type InvalidUtf8 } from '../input-text.ts';
+import { decodeUtf8, INPUT_LIMIT, type InvalidUtf8 } from '../wire/text.ts';
 
 /** Input that is not what the format requires; the message names the line. */
 export class FormatError extends Error {}

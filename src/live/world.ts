@@ -11,8 +11,7 @@
 // sequence does not depend on which process runs it or on a restart. Events run one after another,
 // whether the timer or POST /admin/live/step asks for them.
 import { type Kysely, sql } from 'kysely';
-import { type Clock, nowSeconds, rfc3339 } from '../clock.ts';
-import { hms } from '../links.ts';
+import { type Clock, nowSeconds } from '../clock.ts';
 import { type RecordKind, recordKind } from '../records/kinds.ts';
 import { deleteRecord, RecordError, writeRecords } from '../records/write.ts';
 import { Random } from '../seed/random.ts';
@@ -20,6 +19,8 @@ import { ADJECTIVES, CLIP_TITLES, LANGUAGES, MARKER_NOTES, NOUNS, TITLE_PARTS } 
 import type { Store } from '../store/db.ts';
 import { forgetMoves } from '../store/moves.ts';
 import type { Database } from '../store/schema.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import { hms } from '../wire/links.ts';
 
 export const LIVE_EVENT_KINDS = [
   'viewers',

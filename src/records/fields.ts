@@ -3,11 +3,10 @@
 // RFC 3339 date-times, flags as booleans; the store keeps integers (src/store/schema.ts).
 import { type TSchema, Type } from 'typebox';
 import { IsDateTime, Set as setFormat } from 'typebox/format';
-import { rfc3339 } from '../clock.ts';
-import { daysIn, readCanonical, readRfc3339 } from '../http/datetime.ts';
 import { ANALYTICS_FIRST_DAY } from '../reports/dates.ts';
-import { NUMERIC_ID_DIGITS, parseNumericId } from '../store/ids.ts';
 import { MAX_INDEXED_TEXT } from '../store/text.ts';
+import { daysIn, readCanonical, readRfc3339, rfc3339 } from '../wire/datetime.ts';
+import { NUMERIC_ID_DIGITS, parseNumericId } from '../wire/ids.ts';
 
 /** Why a field was refused: the rule, and the status (400 unless said). */
 export class FieldRule extends Error {

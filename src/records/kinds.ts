@@ -1,14 +1,14 @@
 // One description per record kind: the record (the wire object of the matching GET minus the
 // fields the server derives, plus the few the wire never shows), its table and key, the records it
-// names, and how a record becomes a row and back. The admin API (src/routes/admin.ts) and
+// names, and how a record becomes a row and back. The admin API (src/routes/admin/records.ts) and
 // `helixd import`/`export` read and write records through these descriptions only
 // (src/records/write.ts, src/records/read.ts), so they accept and refuse exactly the same things.
 // docs/admin.md documents every kind.
 import { type Static, type TObject, type TProperties, Type } from 'typebox';
 import { sha256 } from '../auth/tokens.ts';
-import { hms } from '../links.ts';
 import type { Database, Tier, VideoType } from '../store/schema.ts';
 import { TIERS, VIDEO_TYPES } from '../store/schema.ts';
+import { hms } from '../wire/links.ts';
 import {
   count,
   dateTime,
@@ -392,7 +392,7 @@ const stream = define({
   }),
 });
 
-/** A video's length as the wire writes it (links.ts hms): `1h2m3s`, `2m3s`, `3s`. */
+/** A video's length as the wire writes it (src/wire/links.ts `hms`): `1h2m3s`, `2m3s`, `3s`. */
 function readDuration(field: string, v: string): number {
   const m = /^(?:(\d{1,6})h)?(?:(\d{1,2})m)?(\d{1,2})s$/.exec(v);
   const seconds = m ? Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3]) : -1;

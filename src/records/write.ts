@@ -8,7 +8,6 @@ import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
 import type { Dialect, Store } from '../store/db.ts';
-import { parseNumericId } from '../store/ids.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -22,6 +21,7 @@ import {
 } from '../store/records.ts';
 import type { Database } from '../store/schema.ts';
 import { findUnstorable, unstorableText } from '../store/text.ts';
+import { parseNumericId } from '../wire/ids.ts';
 import { FieldRule, ruleOfPattern } from './fields.ts';
 import { RECORD_KINDS, type RecordKind, type Row, recordKind } from './kinds.ts';
 

@@ -1,8 +1,9 @@
 // The date rules of the two analytics operations (docs/api.md, Date rules). Days are `YYYY-MM-DD`
 // strings (UTC), the form the store keeps them in, so that they compare as text in SQL and in code
 // alike.
-import { readRfc3339 } from '../http/datetime.ts';
+
 import { badRequest } from '../http/errors.ts';
+import { readRfc3339 } from '../wire/datetime.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -2,10 +2,11 @@
 // report parameter and its expiry; an HMAC-SHA256 under the server secret over all of them is the
 // permission to download, so no token is needed and any instance with the same secret serves it.
 // The origin is not signed: the same URL works behind any address of the same deployment.
-import { rfc3339 } from '../clock.ts';
+
 import { forbidden } from '../http/errors.ts';
-import { signText, verifyText } from '../http/mac.ts';
 import type { ReportKind } from '../store/analytics.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import { signText, verifyText } from '../wire/mac.ts';
 
 /** Lifetime of a report URL, seconds (docs/api.md, Report URLs). */
 export const REPORT_URL_TTL = 300;

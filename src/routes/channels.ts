@@ -2,7 +2,6 @@
 // GET /users/follows, on the same follows table. Both page forward only, most recent follow first.
 import type { FastifyInstance } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { type Principal, tokenUser } from '../http/access.ts';
 import { unauthorized } from '../http/errors.ts';
@@ -25,6 +24,7 @@ import {
   oneSidedPage,
 } from '../store/follows.ts';
 import { isModerator } from '../store/moderators.ts';
+import { rfc3339 } from '../wire/datetime.ts';
 
 export const FOLLOWERS_SCOPE = 'moderator:read:followers';
 export const FOLLOWED_SCOPE = 'user:read:follows';

@@ -1,8 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
-import { readDateTime } from '../http/datetime.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
@@ -15,14 +13,16 @@ import {
   paginationOf,
   pagingParams,
   type QueryOf,
+  readDateTime,
   readPaging,
   singleString,
   stringList,
 } from '../http/params.ts';
-import type { Links } from '../links.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipsByIds, clipsPage } from '../store/clips.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import type { Links } from '../wire/links.ts';
 import { refuseUnknownGame } from './games.ts';
 
 /** The wire shape of a clip. */

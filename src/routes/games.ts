@@ -13,10 +13,10 @@ import {
   stringList,
   valuesTogether,
 } from '../http/params.ts';
-import type { Links } from '../links.ts';
 import { gameExists, gamesByLookup, topGames } from '../store/games.ts';
-import { parseNumericId } from '../store/ids.ts';
 import type { Database, GameRow } from '../store/schema.ts';
+import { parseNumericId } from '../wire/ids.ts';
+import type { Links } from '../wire/links.ts';
 
 /** The wire shape of a game. */
 const gameSchema = Type.Object({

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { errorBody, helixErrorBody } from '../http/errors.ts';
-import { type Dependency, unavailability } from '../unavailable.ts';
+import { type Dependency, unavailability } from '../store/unavailable.ts';
 
 const okSchema = Type.Object({ status: Type.Literal('ok') });
 

@@ -2,7 +2,6 @@
 // store under its former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
@@ -17,7 +16,8 @@ import {
 } from '../http/params.ts';
 import { type Decommissioned, setNotice } from '../http/sunset.ts';
 import { countFollows, type FollowListRow, type FollowSelector, followsPage } from '../store/follows.ts';
-import { isDigits, parseNumericId } from '../store/ids.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import { isDigits, parseNumericId } from '../wire/ids.ts';
 
 export const FOLLOWS: Decommissioned = {
   path: '/users/follows',

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { tokenUser } from '../http/access.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
@@ -14,7 +13,6 @@ import {
   readPaging,
   singleString,
 } from '../http/params.ts';
-import type { Links } from '../links.ts';
 import {
   hasMarkedVideo,
   type MarkedVideo,
@@ -24,6 +22,8 @@ import {
   videoById,
 } from '../store/markers.ts';
 import type { MarkerRow } from '../store/schema.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import type { Links } from '../wire/links.ts';
 
 /** The wire shape of a marker inside a stream marker group (docs/api.md); `URL` is upper case on the wire. */
 const markerSchema = Type.Object({

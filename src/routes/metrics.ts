@@ -12,7 +12,7 @@ function authorizeMetrics(ctx: AppContext, req: FastifyRequest): void {
     throw unauthorized('The token is not the metrics token');
 }
 
-/** /metrics, in Prometheus text format (src/http/metrics.ts): open, or behind --metrics-token. */
+/** /metrics, in Prometheus text format (src/metrics/registry.ts): open, or behind --metrics-token. */
 export function metricsRoutes(app: FastifyInstance, ctx: AppContext): void {
   const guarded = ctx.config.metricsToken !== undefined;
   app.get(

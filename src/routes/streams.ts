@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericIds } from '../http/ids.ts';
@@ -14,9 +13,10 @@ import {
   stringEnum,
   stringList,
 } from '../http/params.ts';
-import type { Links } from '../links.ts';
 import { type StreamFilters, type StreamListRow, streamsPage } from '../store/streams.ts';
 import { type UserName, userIdsByLogins } from '../store/users.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import type { Links } from '../wire/links.ts';
 
 /** The wire shape of a live stream, in production's field order (its reference and what it sends). */
 const streamSchema = Type.Object({

@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { rfc3339 } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../http/access.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
 import { dataResponse, dateTime, stringList, valuesTogether } from '../http/params.ts';
-import type { Links } from '../links.ts';
 import type { UserRow } from '../store/schema.ts';
 import { usersByIdsOrLogins } from '../store/users.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import type { Links } from '../wire/links.ts';
 
 /** The wire shape of a user. */
 export const userSchema = Type.Object({

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { nowSeconds, rfc3339 } from '../clock.ts';
+import { nowSeconds } from '../clock.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { readNumericId, readNumericIds } from '../http/ids.ts';
@@ -19,10 +19,11 @@ import {
   stringEnum,
   stringList,
 } from '../http/params.ts';
-import { hms, type Links } from '../links.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { VIDEO_SELECTORS, VIDEO_SORTS, type VideoRow, videosByIds, videosPage } from '../store/videos.ts';
+import { rfc3339 } from '../wire/datetime.ts';
+import { hms, type Links } from '../wire/links.ts';
 import { refuseUnknownGame } from './games.ts';
 
 /** A stretch of a video whose sound is muted, in seconds. */

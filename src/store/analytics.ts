@@ -3,7 +3,7 @@
 // here (a subject table with `owner_id`, a days table keyed by (subject, day)), so one query text
 // serves both, picked by a table description.
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import { parseNumericId } from './ids.ts';
+import { parseNumericId } from '../wire/ids.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from './schema.ts';
 

@@ -26,11 +26,11 @@ import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
-import { UnavailableError } from '../unavailable.ts';
 import { poolWithDeadline } from './pg-deadline.ts';
 import type { Database } from './schema.ts';
 import { FastSqliteDialect, FastSqliteDriver } from './sqlite-driver.ts';
 import { watchFile } from './sqlite-file.ts';
+import { UnavailableError } from './unavailable.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -47,7 +47,7 @@ export interface Store {
   changeEpoch(): number | undefined;
   /**
    * Calls `listener` after every query the store runs, with its duration (Kysely's log event);
-   * returns what stops it. Metrics read query times this way (src/http/metrics.ts).
+   * returns what stops it. Metrics read query times this way (src/metrics/registry.ts).
    */
   onQuery(listener: QueryListener): () => void;
   /**

@@ -15,7 +15,7 @@
 //   merely slow, so a live server stops working on it and the connection stays usable.
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { deadlineReason, UNREACHABLE, UnavailableError } from '../unavailable.ts';
+import { deadlineReason, UNREACHABLE, UnavailableError } from './unavailable.ts';
 
 export function poolWithDeadline(pool: pg.Pool, ms: number): PostgresPool {
   return {

@@ -2,7 +2,7 @@
 // replaced under a running server, the old file goes on answering reads and accepting writes, which
 // are lost (a restart opens the new file, or creates an empty one). A file, its WAL or its folder
 // made read-only, a file system remounted read-only or a full disk show only when a write fails
-// (SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL: a 503, src/unavailable.ts). So the store checks
+// (SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL: a 503, src/store/unavailable.ts). So the store checks
 // before every write it runs that its path still names the file it opened (one stat: a write is
 // refused with a 503, never written into the void), and /readyz checks all of it, so that a load
 // balancer stops sending traffic to this instance before a write fails.

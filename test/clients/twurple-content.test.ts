@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
-import { rfc3339 } from '../../src/clock.ts';
-import { hms } from '../../src/links.ts';
 import type { ClipRow, GameRow, UserRow, VideoRow } from '../../src/store/schema.ts';
 import { TIER_POINTS } from '../../src/store/subscriptions.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
+import { hms } from '../../src/wire/links.ts';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
 
 const SITE = 'https://streams.example.com';

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient, type HelixStream } from '@twurple/api';
 import { AppTokenAuthProvider, StaticAuthProvider } from '@twurple/auth';
-import { rfc3339 } from '../../src/clock.ts';
 import type { StreamRow, UserRow } from '../../src/store/schema.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
 import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
 
 const SITE = 'https://streams.example.com';

@@ -1,4 +1,4 @@
-// The driven clock (src/clock.ts, src/http/clock.ts) through HTTP, on both stores: GET and POST
+// The driven clock (src/clock.ts, src/routes/admin/clock.ts) through HTTP, on both stores: GET and POST
 // /admin/clock read and move the server clock forward (never back), and everything that reads time
 // reads the moved clock: a token from the token service expires (401 from /helix, /oauth2/validate
 // refuses it), a report URL gives production's expiry answer after 5 minutes, a `period=day`

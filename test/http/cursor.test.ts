@@ -1,4 +1,4 @@
-// Cursors (src/http/cursor.ts, src/http/mac.ts): a cursor is accepted only spelled exactly as it was
+// Cursors (src/http/cursor.ts, src/wire/mac.ts): a cursor is accepted only spelled exactly as it was
 // issued. base64url decoding is lenient (the last character's spare bits, `=` padding), so a check
 // that decoded the MAC before comparing would accept several spellings of one cursor.
 import assert from 'node:assert/strict';

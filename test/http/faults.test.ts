@@ -1,4 +1,4 @@
-// Faults on demand (src/http/faults.ts) through HTTP: each kind by the Helixd-Fault header, the
+// Faults on demand (src/faults/injector.ts) through HTTP: each kind by the Helixd-Fault header, the
 // 429 shaped as a real rate-limit refusal, the --faults rules replayed by --fault-seed, the routes
 // that never fail, /metrics and the log line, and the production profile refusing all of it.
 import assert from 'node:assert/strict';

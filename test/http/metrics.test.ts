@@ -94,7 +94,7 @@ forEachStore('/metrics', (kind: StoreKind) => {
   });
 
   it('counts every answer however many come between two reads', async () => {
-    // More than one batch (src/http/metrics.ts) of answers and of queries.
+    // More than one batch (src/metrics/registry.ts) of answers and of queries.
     for (let i = 0; i < 600; i++) assert.equal((await t.get('/readyz')).statusCode, 200);
     const now = await scrape(t);
     assert.equal(value(now, 'helixd_http_requests_total', { operation: '/readyz', status: '200' }), 600);

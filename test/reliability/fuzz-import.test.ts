@@ -2,7 +2,7 @@
 // files made of a seeded store's own export (records in dependency order, so that many import),
 // with lines changed: bytes that are not UTF-8 put into a string value (FF FE, an overlong C0 80, an encoded
 // surrogate, a code point past U+10FFFF, a sequence cut short), a line cut short, junk JSON, blank
-// lines, and a line past the 32 MiB a line may hold (src/input-text.ts). Files of a megabyte or more
+// lines, and a line past the 32 MiB a line may hold (src/wire/text.ts). Files of a megabyte or more
 // are read by the import's worker thread (src/cli.ts), smaller ones by the command itself: the
 // oversize line takes the first path, most cases the second.
 //
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { INPUT_LIMIT } from '../../src/input-text.ts';
+import { INPUT_LIMIT } from '../../src/wire/text.ts';
 import { cliDb, forEachStore, helixd, type TempStore, tempStore } from '../helpers.ts';
 
 const RUNS = Math.max(5, Math.ceil(Number(process.env.HELIXD_FUZZ_RUNS ?? 80) / 4));

@@ -32,9 +32,9 @@ const ADMIN_TOKEN = 'fuzz-admin-token-0123456789-0123456789';
 /** The client of the cases' tokens: no case names it, so none deletes it (and its tokens). */
 const FUZZ_CLIENT = { id: 'fuzzclient000000000000000000001', secret: 'fuzz-client-secret-0123' };
 const TOKEN_SERVICE = /^\/(oauth2|auth)\//;
-/** The injected-fault rules (src/http/faults.ts): an admin route that holds no records. */
+/** The injected-fault rules (src/faults/injector.ts): an admin route that holds no records. */
 const FAULTS_PATH = '/admin/faults';
-/** The server clock (src/http/clock.ts): an admin route that holds no records, and moves forward only. */
+/** The server clock (src/routes/admin/clock.ts): an admin route that holds no records, and moves forward only. */
 const CLOCK_PATH = '/admin/clock';
 /** What a report URL carries (src/reports/signing.ts); /openapi.json does not list it. */
 const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];

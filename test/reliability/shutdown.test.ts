@@ -1,4 +1,4 @@
-// Stopping `helixd serve` drops nothing it accepted (src/shutdown.ts), through the real program:
+// Stopping `helixd serve` drops nothing it accepted (src/cluster/shutdown.ts), through the real program:
 // - under load (one process, and --workers 2), with a load balancer that stops sending once
 //   /readyz answers 503: every request is answered 200, /readyz answers 503 (saying it drains)
 //   while the server still serves, responses during the drain close their connection, and the
@@ -17,7 +17,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { REQUEST_TIMEOUT_SECONDS, SHUTDOWN_GRACE_SECONDS, Shutdown } from '../../src/shutdown.ts';
+import { REQUEST_TIMEOUT_SECONDS, SHUTDOWN_GRACE_SECONDS, Shutdown } from '../../src/cluster/shutdown.ts';
 import { type Answer, request, type Served, serve, sleep } from './serve.ts';
 
 const CONNECTIONS = 200;

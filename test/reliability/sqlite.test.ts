@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { unavailability } from '../../src/unavailable.ts';
+import { unavailability } from '../../src/store/unavailable.ts';
 import { assertNotReady, assertReady, assertUnavailable, Helixd, waitFor } from './processes.ts';
 
 const isRoot = process.getuid?.() === 0;

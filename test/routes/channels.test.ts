@@ -2,7 +2,7 @@
 // each list, and golden answers, on both stores. Expectations are read straight from the store.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rfc3339 } from '../../src/clock.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
 import {
   assertGolden,
   bearer,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rfc3339 } from '../../src/clock.ts';
 import type { ClipRow } from '../../src/store/schema.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
 import {
   assertGolden,
   bearer,

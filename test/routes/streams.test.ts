@@ -3,8 +3,8 @@
 // is computed from the store's rows.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rfc3339 } from '../../src/clock.ts';
 import type { StreamRow, UserRow } from '../../src/store/schema.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
 import {
   assertGolden,
   bearer,

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { rfc3339 } from '../../src/clock.ts';
 import { demoEmail } from '../../src/seed/generate.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import type { UserRow } from '../../src/store/schema.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
 import {
   assertGolden,
   bearer,

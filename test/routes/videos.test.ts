@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rfc3339 } from '../../src/clock.ts';
-import { hms } from '../../src/links.ts';
 import type { VideoRow } from '../../src/store/schema.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
+import { hms } from '../../src/wire/links.ts';
 import {
   assertGolden,
   bearer,

@@ -4,8 +4,8 @@
 // several instances can share them (Redis) instead of each keeping its own (memory).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
-import type { Principal } from './access.ts';
-import { HelixError } from './errors.ts';
+import type { Principal } from '../http/access.ts';
+import { HelixError } from '../http/errors.ts';
 
 /** Production's window: the bucket refills completely in one minute. */
 export const RATE_LIMIT_WINDOW_MS = 60_000;

@@ -1,37 +1,14 @@
 // The live world at run time (`serve --live`, development profile, with --admin-token): how it
 // runs, and its events made on demand (docs/admin.md, docs/live.md).
-import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { AppContext } from '../context.ts';
-import { registerAdmin } from '../http/admin.ts';
-import { badRequest } from '../http/errors.ts';
-import { LIVE_EVENT_KINDS, LiveWorld } from '../live/world.ts';
+import type { AppContext } from '../../context.ts';
+import { badRequest } from '../../http/errors.ts';
+import { LIVE_EVENT_KINDS, type LiveWorld } from '../../live/world.ts';
+import { registerAdmin } from './route.ts';
 
 /** The most events one POST /admin/live/step makes. */
 const MAX_STEP = 10_000;
-
-/**
- * The live world of this app, or none without `--live`. Its timer runs at `--live-rate` (a worker
- * of `--workers` other than the one its primary chose is given a rate of 0: src/cluster.ts); the
- * app's close stops it after the event in progress.
- */
-export function startLiveWorld(app: FastifyInstance, ctx: AppContext): LiveWorld | undefined {
-  const { config } = ctx;
-  if (!config.live) return undefined;
-  const seed = config.liveSeed ?? randomInt(2 ** 31 - 1);
-  const world = new LiveWorld(ctx.store, ctx.clock, seed, (kind) => ctx.metrics.liveEvent(kind));
-  for (const kind of LIVE_EVENT_KINDS) ctx.metrics.liveEvent(kind, 0);
-  world.start(config.liveRate, (err) => app.log.error({ err }, 'live world: an event failed'));
-  app.addHook('onClose', () => world.stop());
-  app.log.warn(
-    { liveRate: config.liveRate, liveSeed: seed },
-    config.liveRate > 0
-      ? `the world moves on its own (--live): ${config.liveRate} events a second; --live-seed ${seed} replays them`
-      : `the world moves when stepped (--live, POST /admin/live/step); --live-seed ${seed} replays it`,
-  );
-  return world;
-}
 
 const kindCounts = Type.Object(Object.fromEntries(LIVE_EVENT_KINDS.map((k) => [k, Type.Integer()])), {
   description: 'How many events of each kind happened',

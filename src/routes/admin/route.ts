@@ -1,13 +1,13 @@
 // The admin API's request plumbing (docs/admin.md): who may call it, how its routes are declared
-// and described in /openapi.json. The routes themselves are src/routes/admin.ts.
+// and described in /openapi.json. The routes themselves are src/routes/admin/records.ts.
 import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { TSchema } from 'typebox';
-import type { AppContext } from '../context.ts';
-import { decodeUtf8, INPUT_LIMIT, type InvalidUtf8 } from '../input-text.ts';
-import { bearerToken, isSecretToken } from './access.ts';
-import { badRequest, forbidden, HelixError, helixErrorBody } from './errors.ts';
-import { compileValidator } from './query-validator.ts';
+import type { AppContext } from '../../context.ts';
+import { bearerToken, isSecretToken } from '../../http/access.ts';
+import { badRequest, forbidden, HelixError, helixErrorBody } from '../../http/errors.ts';
+import { compileValidator } from '../../http/query-validator.ts';
+import { decodeUtf8, INPUT_LIMIT, type InvalidUtf8 } from '../../wire/text.ts';
 
 /** Every admin path starts here. */
 export const ADMIN_PREFIX = '/admin';
@@ -73,7 +73,7 @@ const withAdminBodies = new WeakSet<FastifyInstance>();
  *
  * Installed on the app itself, once, by the first admin route: the admin routes are declared from
  * several files, and the app's other routes read no body (the token service reads its own,
- * src/routes/oauth.ts).
+ * src/routes/oauth/index.ts).
  */
 function adminBodies(app: FastifyInstance): void {
   if (withAdminBodies.has(app)) return;

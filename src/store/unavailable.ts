@@ -6,8 +6,8 @@
 
 /**
  * Which dependency failed: as /readyz names it in its `checks`. `primary`: under `--workers`, the
- * process that sums every worker's metrics (src/http/metrics.ts) and moves every worker's clock
- * (src/clock-cluster.ts); /readyz does not check it.
+ * process that sums every worker's metrics (src/metrics/registry.ts) and moves every worker's clock
+ * (src/cluster/clock.ts); /readyz does not check it.
  */
 export type Dependency = 'store' | 'redis' | 'primary';
 

@@ -4,8 +4,8 @@
 import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
-import { deadlineReason, UNREACHABLE, UnavailableError } from '../unavailable.ts';
-import { type BucketTake, bucketTake, type RateLimitStore, type TakeRequest } from './ratelimit.ts';
+import { deadlineReason, UNREACHABLE, UnavailableError } from '../store/unavailable.ts';
+import { type BucketTake, bucketTake, type RateLimitStore, type TakeRequest } from './limiter.ts';
 
 // KEYS[1] bucket; ARGV cost, capacity, window (ms), now (ms). The level is kept in
 // point-milliseconds, as in memory, so refills are whole numbers. A bucket idle for a whole window

@@ -1,15 +1,14 @@
 // The admin API (docs/admin.md): every record kind listed, read, created, replaced, patched and
 // deleted under /admin/<plural>, and POST /admin/batch for records of several kinds in one
 // transaction. Every write goes through the one write path (src/records/write.ts), which `helixd
-// import` uses too. Off (404) unless an admin token is configured (src/http/admin.ts).
+// import` uses too. Off (404) unless an admin token is configured (src/routes/admin/route.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type TSchema, Type } from 'typebox';
-import type { AppContext } from '../context.ts';
-import { registerAdmin } from '../http/admin.ts';
-import { decodeCursor, encodeCursor } from '../http/cursor.ts';
-import { badRequest } from '../http/errors.ts';
-import { cursorParam, firstParam } from '../http/params.ts';
-import { read, ruleOfPattern } from '../records/fields.ts';
+import type { AppContext } from '../../context.ts';
+import { decodeCursor, encodeCursor } from '../../http/cursor.ts';
+import { badRequest } from '../../http/errors.ts';
+import { cursorParam, firstParam } from '../../http/params.ts';
+import { read, ruleOfPattern } from '../../records/fields.ts';
 import {
   deleteRecord,
   FieldRule,
@@ -21,7 +20,8 @@ import {
   readRecord,
   readRecordPage,
   writeRecords,
-} from '../records/index.ts';
+} from '../../records/index.ts';
+import { registerAdmin } from './route.ts';
 
 const dataOf = (item: TSchema) => Type.Object({ data: Type.Array(item) });
 const listOf = (item: TSchema) =>

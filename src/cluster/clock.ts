@@ -1,11 +1,17 @@
 // One driven clock across the processes of `serve --workers N`, as state the primary holds
-// (src/cluster-state.ts): a worker starts from the primary's reading (src/clock.ts: every process
+// (src/cluster/state.ts): a worker starts from the primary's reading (src/clock.ts: every process
 // on one machine reads the same real time, so one reading is one clock) and never moves its own. A
 // move asked of any worker (POST /admin/clock) is made by the primary, which answers once every
 // worker reads the moved clock; a worker that starts later (a replacement) gets the reading of its
 // start.
-import { type ClockDriver, type ClockMove, ClockMoveError, type ClockReading, DrivenClock } from './clock.ts';
-import { PrimaryState, Refusal, type Versioned, workerState } from './cluster-state.ts';
+import {
+  type ClockDriver,
+  type ClockMove,
+  ClockMoveError,
+  type ClockReading,
+  DrivenClock,
+} from '../clock.ts';
+import { PrimaryState, Refusal, type Versioned, workerState } from './state.ts';
 
 const NAME = 'clock';
 

@@ -1,5 +1,5 @@
 // State that the admin API changes at run time, made one across the processes of `serve --workers
-// N`: the server clock (src/clock-cluster.ts) and the fault rules (src/http/faults.ts). The primary
+// N`: the server clock (src/cluster/clock.ts) and the fault rules (src/faults/injector.ts). The primary
 // holds each value; a worker starts from the primary's and never changes its own. A change asked of
 // any worker goes to the primary, which makes it, sends the new value to every worker and answers
 // the asking worker once each has taken it: when the admin call returns, every worker holds the new
@@ -7,7 +7,7 @@
 // version, so that a worker keeps the newest whatever order it hears them in. Values and changes
 // are plain data: they cross the IPC channel.
 import type { Worker } from 'node:cluster';
-import { deadlineReason, UnavailableError } from './unavailable.ts';
+import { deadlineReason, UnavailableError } from '../store/unavailable.ts';
 
 /** A value and its version (each change adds one). */
 export interface Versioned<T> {
@@ -86,7 +86,7 @@ interface Took {
   version: number;
 }
 
-/** The messages of this relay, as a worker sends them (src/cluster.ts routes them here). */
+/** The messages of this relay, as a worker sends them (src/cluster/primary.ts routes them here). */
 export const STATE_MESSAGES: readonly string[] = [CHANGE, TOOK];
 
 const isType = <M>(m: unknown, type: string): m is M =>

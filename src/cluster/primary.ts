@@ -12,88 +12,26 @@
 // and PostgreSQL keeps none. Not shared: in-process rate-limit buckets (each worker has its own,
 // so a client may get up to N times the limit; --redis-url shares them, as between instances).
 // /metrics, answered by any worker, reports the sum over every worker: the primary gathers it
-// (src/http/metrics.ts). The server clock and the fault rules are the primary's: every worker reads
-// them, and a change asked of any worker is made in all of them (src/cluster-state.ts).
+// (src/metrics/registry.ts). The server clock and the fault rules are the primary's: every worker reads
+// them, and a change asked of any worker is made in all of them (src/cluster/state.ts).
 import cluster, { type Worker } from 'node:cluster';
-import { type ClockMove, type ClockReading, clockFor } from './clock.ts';
-import { primaryClock, workerClockDriver } from './clock-cluster.ts';
-import {
-  joinClusterState,
-  PrimaryState,
-  STATE_MESSAGES,
-  type Versioned,
-  workerState,
-} from './cluster-state.ts';
-import type { Config } from './config.ts';
-import { FAULT_STATE, type FaultSetting, faultSettingOf } from './http/faults.ts';
-import { ClusterMetrics, joinClusterMetrics } from './http/metrics.ts';
-import { announce, type Prepared, prepareStore, startServer, withConcretePort } from './server.ts';
-import { SHUTDOWN_GRACE_SECONDS, stopMessage } from './shutdown.ts';
-import { openStore } from './store/db.ts';
+import { type ClockMove, type ClockReading, clockFor } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { FAULT_STATE, type FaultSetting, faultSettingOf } from '../faults/injector.ts';
+import { ClusterMetrics } from '../metrics/registry.ts';
+import { announce, type Prepared, prepareStore, withConcretePort } from '../server.ts';
+import { openStore } from '../store/db.ts';
+import { primaryClock } from './clock.ts';
+import type { Message, WorkerMessage } from './messages.ts';
+import { stopBackstop, untilStopSignal } from './shutdown.ts';
+import { PrimaryState, STATE_MESSAGES } from './state.ts';
 
 type Print = (line: string) => void;
-type Stop = (o: { drain: boolean }) => Promise<void>;
-
-/** primary to worker */
-type Message =
-  | {
-      type: 'start';
-      config: Config;
-      prepared: Prepared;
-      clock: Versioned<ClockReading>;
-      faults: Versioned<FaultSetting>;
-    }
-  | { type: 'stop'; drain: boolean };
-/** worker to primary: it listens for messages (and wants its 'start') */
-type WorkerMessage =
-  | { type: 'ready' }
-  | { type: 'helixd:metrics' }
-  | { type: 'helixd:state-change' | 'helixd:state-took' };
 
 /** A worker that died is started again after this, doubled for each death in the last minute. */
 const RESTART_FIRST_MS = 100;
 const RESTART_MAX_MS = 10_000;
 const RESTART_WINDOW_MS = 60_000;
-
-/**
- * Seconds after the stop signal when a worker still running is killed, and then when a process
- * still running exits: each process cuts its requests at drain + grace itself, so only a bug or a
- * stuck close gets there.
- */
-const stopBackstop = (config: Config, extra: number) => config.drain + SHUTDOWN_GRACE_SECONDS + extra;
-
-/**
- * Resolves once `stop` has finished after SIGINT or SIGTERM. The first signal drains
- * (`--drain`), a second one closes the listener at once; the requests accepted finish either way.
- * `told` hears of each signal, and whether it drains.
- */
-export function untilStopSignal(
-  config: Config,
-  stop: Stop,
-  told: (signal: NodeJS.Signals, drain: boolean) => void,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals++;
-      told(signal, signals === 1);
-      if (signals === 1)
-        setTimeout(() => {
-          process.stderr.write(
-            `helixd: not stopped ${stopBackstop(config, 5)} s after the signal; exiting\n`,
-          );
-          process.exit(1);
-        }, stopBackstop(config, 5) * 1000).unref();
-      stop({ drain: signals === 1 }).then(() => {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        resolve();
-      }, reject);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
-}
 
 /** The primary of `--workers N`: returns once every worker has stopped after a stop signal. */
 export async function servePrimary(requested: Config, print: Print): Promise<void> {
@@ -317,42 +255,4 @@ function closeUntakenOnExit(worker: Worker): void {
     for (const handle of untaken.values()) handle.close();
     untaken.clear();
   });
-}
-
-/**
- * A worker of `--workers N`: serves with what its primary prepared (it writes nothing to the store
- * at start and prints nothing), and stops when the primary says so.
- */
-export async function serveWorker(): Promise<void> {
-  // Signals are the primary's: a terminal's Ctrl-C reaches every process of the group, and a
-  // worker stopping on its own would be replaced.
-  const ignore = () => {};
-  process.on('SIGINT', ignore);
-  process.on('SIGTERM', ignore);
-  // Before the primary hears from this worker, so that no ask for its figures, and no change of
-  // the clock or the fault rules, finds it deaf.
-  joinClusterMetrics();
-  joinClusterState();
-  try {
-    const start = await new Promise<Message>((resolve) => {
-      process.once('message', resolve);
-      process.send?.({ type: 'ready' } satisfies WorkerMessage);
-    });
-    if (start.type !== 'start') return;
-    const running = await startServer(start.config, () => {}, {
-      prepared: start.prepared,
-      clock: workerClockDriver(start.clock, start.config.queryTimeout),
-      faults: workerState(FAULT_STATE, start.faults, start.config.queryTimeout),
-    });
-    await new Promise<void>((resolve, reject) => {
-      process.on('message', (m: Message) => {
-        if (m.type !== 'stop') return;
-        running.app.log.info(stopMessage(m.drain ? start.config.drain : 0));
-        running.stop({ drain: m.drain }).then(resolve, reject);
-      });
-    });
-  } finally {
-    // The IPC channel would keep the process alive.
-    cluster.worker?.disconnect();
-  }
 }

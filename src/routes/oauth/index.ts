@@ -7,26 +7,26 @@ import { timingSafeEqual } from 'node:crypto';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { issueCode, redeemCode } from '../auth/codes.ts';
+import { issueCode, redeemCode } from '../../auth/codes.ts';
 import {
   type AuthorizeRequest,
   CONSENT_HEADERS,
   RESPONSE_TYPES,
   renderConsentPage,
-} from '../auth/consent.ts';
-import { isScope, splitScopes } from '../auth/scopes.ts';
-import { type MintedToken, mintToken, refreshToken, revokeToken, sha256 } from '../auth/tokens.ts';
-import { nowSeconds } from '../clock.ts';
-import type { AppContext } from '../context.ts';
-import { bearerToken } from '../http/access.ts';
-import { describeError, HelixError } from '../http/errors.ts';
-import { FORM_KEY } from '../http/openapi.ts';
-import { redirectUriRule } from '../records/kinds.ts';
-import { findClient, redirectUrisOf } from '../store/clients.ts';
-import { parseNumericId } from '../store/ids.ts';
-import type { ClientRow } from '../store/schema.ts';
-import { unstorableText } from '../store/text.ts';
-import { findUserById, findUserByLogin, usersById } from '../store/users.ts';
+} from '../../auth/consent.ts';
+import { isScope, splitScopes } from '../../auth/scopes.ts';
+import { type MintedToken, mintToken, refreshToken, revokeToken, sha256 } from '../../auth/tokens.ts';
+import { nowSeconds } from '../../clock.ts';
+import type { AppContext } from '../../context.ts';
+import { bearerToken } from '../../http/access.ts';
+import { describeError, HelixError } from '../../http/errors.ts';
+import { FORM_KEY } from '../../http/openapi.ts';
+import { redirectUriRule } from '../../records/kinds.ts';
+import { findClient, redirectUrisOf } from '../../store/clients.ts';
+import type { ClientRow } from '../../store/schema.ts';
+import { unstorableText } from '../../store/text.ts';
+import { findUserById, findUserByLogin, usersById } from '../../store/users.ts';
+import { parseNumericId } from '../../wire/ids.ts';
 
 /** The token service answers here and, for client libraries' mock mode, under /auth. */
 const TOKEN_SERVICE_PREFIXES = ['/oauth2', '/auth'] as const;

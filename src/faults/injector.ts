@@ -7,7 +7,7 @@
 //   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
 //   the same faults (a failing test can be replayed). A request with the header gets the header's
 //   faults (its draws are still made, so that the requests after it draw as they would have).
-// Under `--workers N` the rules and their seed are one across the workers (src/cluster-state.ts):
+// Under `--workers N` the rules and their seed are one across the workers (src/cluster/state.ts):
 // a PUT through any worker holds in all of them when it answers. Each worker draws from its own
 // generator, started from that seed when the rules were set (or when the worker started): the n-th
 // request a worker takes draws the same in every run, and which worker takes a request is the
@@ -22,16 +22,17 @@
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { Clock } from '../clock.ts';
-import { localState, type SharedState } from '../cluster-state.ts';
+import { localState, type SharedState } from '../cluster/state.ts';
 import type { Config } from '../config.ts';
-import type { AppContext } from '../context.ts';
+import { badRequest, HelixError, UNAVAILABLE_MESSAGE } from '../http/errors.ts';
+import { OPERATION_PREFIXES } from '../http/operation.ts';
+import type { AppMetrics } from '../metrics/registry.ts';
+import { RATE_LIMIT_WINDOW_MS, rateLimitHeaders, rateLimitRefusal } from '../ratelimit/limiter.ts';
 import { Random } from '../seed/random.ts';
-import { registerAdmin } from './admin.ts';
-import { badRequest, HelixError, UNAVAILABLE_MESSAGE } from './errors.ts';
 import {
   describePlan,
+  describeRule,
   FAULT_HEADER,
   FAULT_STATUSES,
   type FaultPlan,
@@ -39,13 +40,9 @@ import {
   type FaultStatus,
   FaultSyntaxError,
   parseFaultHeader,
-  parseFaultRules,
-} from './fault-rules.ts';
-import type { AppMetrics } from './metrics.ts';
-import { OPERATION_PREFIXES } from './operation.ts';
-import { RATE_LIMIT_WINDOW_MS, rateLimitHeaders, rateLimitRefusal } from './ratelimit.ts';
+} from './rules.ts';
 
-/** The routes faults apply to: the operations and the token service (src/routes/oauth.ts). */
+/** The routes faults apply to: the operations and the token service (src/routes/oauth/index.ts). */
 const FAULTABLE_PREFIXES = [...OPERATION_PREFIXES, '/oauth2', '/auth'].map((p) => `${p}/`);
 
 /** Production's bucket size: what an injected 429 names when helixd's own limits are off. */
@@ -233,10 +230,6 @@ export class FaultInjector {
   }
 }
 
-/** A rule as the log and the admin API show it, in `--faults`' own syntax. */
-const describeRule = (r: FaultRule) =>
-  `${describePlan(r.fault)} on ${r.percent}%${r.clientId ? ` of ${r.clientId}'s requests` : ''}`;
-
 /**
  * Adds the fault hook to `app` (after CORS: a preflight is never failed) and, with `--faults`,
  * logs the rules and the seed that replays them. Outside production, returns the injector, whose
@@ -259,97 +252,4 @@ export function installFaults(
       `injecting faults at random (--faults); --fault-seed ${seed} replays them`,
     );
   return faults;
-}
-
-const faultRulesReply = Type.Object({
-  faults: Type.String({ description: 'The rules in `--faults` syntax; empty: none' }),
-  seed: Type.Union([Type.Integer(), Type.Null()], { description: 'The seed of their draws' }),
-});
-
-/** The rules in `--faults`' syntax, which PUT takes back. */
-function rulesText(rules: readonly FaultRule[]): string {
-  return rules
-    .map((r) => {
-      const { latencyMs, status, resetAfterMs } = r.fault;
-      const what =
-        latencyMs !== undefined
-          ? `latency:${latencyMs}ms`
-          : status === undefined
-            ? 'reset'
-            : resetAfterMs !== undefined
-              ? `${status}:ratelimit-reset=${resetAfterMs}ms`
-              : String(status);
-      return `${what}:${r.percent}%${r.clientId ? `@${r.clientId}` : ''}`;
-    })
-    .join(', ');
-}
-
-/**
- * The admin API's hold on `--faults` at run time (development profile, with --admin-token):
- * GET /admin/faults reads the rules, PUT replaces them (and their seed), DELETE removes them.
- */
-export function faultRoutes(app: FastifyInstance, ctx: AppContext, faults: FaultInjector | undefined): void {
-  if (!faults) return;
-  const current = () => {
-    const { rules, seed } = faults.rules;
-    return { faults: rulesText(rules), seed: seed ?? null };
-  };
-  registerAdmin(app, ctx, {
-    method: 'GET',
-    path: '/faults',
-    tag: 'admin',
-    summary: 'Get the fault rules',
-    description: 'The rules of `--faults` drawn for every request, and the seed of their draws.',
-    status: 200,
-    response: faultRulesReply,
-    handler: async () => current(),
-  });
-  registerAdmin(app, ctx, {
-    method: 'PUT',
-    path: '/faults',
-    tag: 'admin',
-    summary: 'Set the fault rules',
-    description:
-      'Replaces the rules of `--faults` (`{"faults": "503:2%, latency:300ms:10%", "seed": 42}`) and starts their draws again from `seed` (a new one when left out). Under `--workers`, every worker draws them when this answers.',
-    body: Type.Object({ faults: Type.String(), seed: Type.Optional(Type.Integer()) }),
-    status: 200,
-    response: faultRulesReply,
-    async handler(req) {
-      const body = req.body as Record<string, unknown> | null;
-      if (typeof body !== 'object' || body === null || Array.isArray(body))
-        throw badRequest('body: must be a JSON object {"faults": "<rules>", "seed": <n>}');
-      const extra = Object.keys(body).find((k) => k !== 'faults' && k !== 'seed');
-      if (extra !== undefined) throw badRequest(`body: "${extra}" is not a field (faults, seed)`);
-      if (typeof body.faults !== 'string')
-        throw badRequest('faults: must be a string of rules, e.g. "503:2%"');
-      const { seed } = body;
-      if (
-        seed !== undefined &&
-        !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) < 2 ** 31)
-      )
-        throw badRequest(`seed: must be a whole number from 0 to ${2 ** 31 - 1}`);
-      let rules: FaultRule[];
-      try {
-        rules = body.faults.trim() === '' ? [] : parseFaultRules(body.faults);
-      } catch (e) {
-        if (e instanceof FaultSyntaxError) throw badRequest(`faults: ${e.message}`);
-        throw e;
-      }
-      await faults.setting.change(faultSetting(rules, seed as number | undefined));
-      req.log.warn({ faults: rules.map(describeRule), faultSeed: faults.rules.seed }, 'fault rules set');
-      return current();
-    },
-  });
-  registerAdmin(app, ctx, {
-    method: 'DELETE',
-    path: '/faults',
-    tag: 'admin',
-    summary: 'Remove the fault rules',
-    description: 'No fault is drawn any more (the Helixd-Fault header still works).',
-    status: 204,
-    async handler(req) {
-      await faults.setting.change(faultSetting([]));
-      req.log.warn('fault rules removed');
-    },
-  });
 }

@@ -17,6 +17,7 @@
 // empties that window: a client still reusing a connection during it got `close` on its last answer.
 import type { Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
+import type { Config } from '../config.ts';
 
 /**
  * How long a request's headers, and the whole request with its body, may take to arrive: then the
@@ -125,4 +126,46 @@ export class Shutdown implements DrainState {
     clearTimeout(pause);
     clearTimeout(deadline);
   }
+}
+
+type Stop = (o: { drain: boolean }) => Promise<void>;
+
+/**
+ * Seconds after the stop signal when a worker still running is killed, and then when a process
+ * still running exits: each process cuts its requests at drain + grace itself, so only a bug or a
+ * stuck close gets there.
+ */
+export const stopBackstop = (config: Config, extra: number) => config.drain + SHUTDOWN_GRACE_SECONDS + extra;
+
+/**
+ * Resolves once `stop` has finished after SIGINT or SIGTERM. The first signal drains
+ * (`--drain`), a second one closes the listener at once; the requests accepted finish either way.
+ * `told` hears of each signal, and whether it drains.
+ */
+export function untilStopSignal(
+  config: Config,
+  stop: Stop,
+  told: (signal: NodeJS.Signals, drain: boolean) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals++;
+      told(signal, signals === 1);
+      if (signals === 1)
+        setTimeout(() => {
+          process.stderr.write(
+            `helixd: not stopped ${stopBackstop(config, 5)} s after the signal; exiting\n`,
+          );
+          process.exit(1);
+        }, stopBackstop(config, 5) * 1000).unref();
+      stop({ drain: signals === 1 }).then(() => {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        resolve();
+      }, reject);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
 }

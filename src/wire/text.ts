@@ -1,4 +1,4 @@
-// What a client gives helixd as one piece of text: a body of the admin API (src/http/admin.ts) and
+// What a client gives helixd as one piece of text: a body of the admin API (src/routes/admin/route.ts) and
 // a line of `helixd import` or of a fixture file (src/io/ndjson.ts). Both are UTF-8, and both have
 // the same size limit (docs/admin.md). Bytes that are not UTF-8 are refused, never decoded to
 // U+FFFD: the record would otherwise be stored with other text than the one sent, without a word.

@@ -4,12 +4,12 @@
 // tokens, report URLs and cursors already issued would go back in time with it.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { type ClockDriver, type ClockMove, ClockMoveError, type ClockReading } from '../clock.ts';
-import { ConfigError, parseDuration } from '../config.ts';
-import type { AppContext } from '../context.ts';
-import { registerAdmin } from './admin.ts';
-import { parseRfc3339 } from './datetime.ts';
-import { badRequest } from './errors.ts';
+import { type ClockDriver, type ClockMove, ClockMoveError, type ClockReading } from '../../clock.ts';
+import { ConfigError, parseDuration } from '../../config.ts';
+import type { AppContext } from '../../context.ts';
+import { badRequest } from '../../http/errors.ts';
+import { parseRfc3339 } from '../../wire/datetime.ts';
+import { registerAdmin } from './route.ts';
 
 const clockReply = Type.Object({
   now: Type.String({ description: 'The server clock: RFC 3339, to the millisecond' }),

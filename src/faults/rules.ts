@@ -1,4 +1,4 @@
-// The two ways of asking for injected faults (src/http/faults.ts), read here: the `Helixd-Fault`
+// The two ways of asking for injected faults (src/faults/injector.ts), read here: the `Helixd-Fault`
 // request header and the `--faults` rules given at start. Nothing but text in, plans out: config.ts
 // reads `--faults` with this, and the command line loads nothing heavy (src/cli.ts says why).
 
@@ -187,4 +187,26 @@ export function describePlan(plan: FaultPlan): string {
   if (plan.resetAfterMs !== undefined) parts.push(`ratelimit-reset=${plan.resetAfterMs}ms`);
   if (plan.reset) parts.push('reset');
   return parts.join(', ');
+}
+
+/** A rule as the log and the admin API show it, in `--faults`' own syntax. */
+export const describeRule = (r: FaultRule) =>
+  `${describePlan(r.fault)} on ${r.percent}%${r.clientId ? ` of ${r.clientId}'s requests` : ''}`;
+
+/** The rules in `--faults`' syntax, which PUT takes back. */
+export function rulesText(rules: readonly FaultRule[]): string {
+  return rules
+    .map((r) => {
+      const { latencyMs, status, resetAfterMs } = r.fault;
+      const what =
+        latencyMs !== undefined
+          ? `latency:${latencyMs}ms`
+          : status === undefined
+            ? 'reset'
+            : resetAfterMs !== undefined
+              ? `${status}:ratelimit-reset=${resetAfterMs}ms`
+              : String(status);
+      return `${what}:${r.percent}%${r.clientId ? `@${r.clientId}` : ''}`;
+    })
+    .join(', ');
 }

@@ -14,9 +14,9 @@ import type { Worker } from 'node:cluster';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledQuery, LogEvent } from 'kysely';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Principal } from '../http/access.ts';
 import type { Store } from '../store/db.ts';
-import { deadlineReason, UnavailableError } from '../unavailable.ts';
-import type { Principal } from './access.ts';
+import { deadlineReason, UnavailableError } from '../store/unavailable.ts';
 
 /** The `operation` of a request that matched no route: raw URLs would make label values unbounded. */
 export const UNMATCHED_OPERATION = 'unmatched';
