@@ -11,7 +11,8 @@
 // operator runs them, compiled (dist/, which `npm run bench:import` builds first, as bin/helixd.js
 // runs it), run in this process (no process start in the figures). Both the seed and the import
 // run compiled, like against like: through tsx, each of their worker threads would compile the
-// sources again at its start, and tsx's wrappers cost the import's preparing about a tenth.
+// sources again at its start, and tsx's wrappers add to the import's preparing
+// (docs/perf/2026-11-22-import-speed.md, step 6).
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';

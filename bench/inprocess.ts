@@ -11,14 +11,14 @@
 //
 // CPU is the main thread's (Linux /proc schedstat): the thread that serves every request of one
 // process, and whose time bounds its rate; the helper threads (the GC's, the JIT compilers') run
-// on the other core, and took a third of this process's CPU here. Per request, over rounds of
+// on the other core (bench/README.md, "The work per request"). Per request, over rounds of
 // requests of the kind (each round goes on down the kind's list), helixd and the ceiling's handler
 // in turn, after untimed passes over the lists; the medians over the rounds. The requests are in
 // flight as many at once as the load's connections: a request costs less CPU among many than alone
-// (one after another, in process as over HTTP, a /clips first page took about 1.5 times the CPU it
-// took at 64 at a time here). Nothing else runs in this process meanwhile. On PostgreSQL the
-// server's CPU is another process's and is not counted: the
-// wall-clock figure is kept beside it.
+// (one after another, in process as over HTTP, a /clips first page took more CPU than at 64 at a
+// time: bench/README.md, "The work per request"). Nothing else runs in this process meanwhile. On
+// PostgreSQL the server's CPU is another process's and is not counted: the wall-clock figure is
+// kept beside it.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';

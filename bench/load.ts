@@ -95,9 +95,10 @@ end
 -- (stats_correct in wrk's src/stats.c): with E = duration / (requests per connection), every
 -- sample of L >= 2E adds one synthetic sample at each of L-E, L-2E, ... while above E. That models
 -- an open-loop client at a fixed rate; this load is a closed loop, and a few slow requests (the
--- first one of each connection, docs/perf-history.md) became a p99 of hundreds of ms that no
--- request had: a packet capture of the same runs agrees with the undone figures, not with wrk's. The
--- correction is undone exactly: above E, corrected[m] = raw[m] + raw[m+E] + raw[m+2E] + ..., so
+-- first one of each connection, docs/perf/2026-11-22-third-session.md) became a p99 of hundreds of
+-- ms that no request had: a packet capture of the same runs agrees with the undone figures, not
+-- with wrk's. The correction is undone exactly: above E, corrected[m] = raw[m] + raw[m+E] +
+-- raw[m+2E] + ..., so
 -- raw[m] = corrected[m] - corrected[m+E]. Both forms are reported.
 function raw_latency(summary, latency)
   -- latency(i): the i-th non-empty bucket of the histogram, lowest first, as its value (us) and

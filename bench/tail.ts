@@ -3,7 +3,7 @@
 // after spinning the CPU for W microseconds per request, for W from 0 (the ceiling) up to what a helixd request costs;
 // for each, 64 connections for 5 s with the bench's load generator. A Node server that spends W us
 // per request and nothing else shows here the latencies that no code inside it can beat on this
-// machine (docs/perf-history.md, "The 64-connection tail" and "What the p99 was"). `max` is the
+// machine (docs/perf/2026-11-22-third-session.md, "What the p99 was"). `max` is the
 // slowest request, in practice the first one on a connection opened while the server is busy;
 // `wrk p99` is wrk's own figure, after its coordinated-omission correction (bench/load.ts).
 //

@@ -130,7 +130,7 @@ export async function startServer(
   const clock = clockDriver.clock;
   // Requests get a deadline on every query. The connection opens before the one that prepared the
   // store closes: the last connection to a SQLite file to close copies the WAL into the file and
-  // syncs it (up to a tenth of a second of a start here), which the server's connection does later.
+  // syncs it (docs/perf/2026-11-22-startup.md, step 4), which the server's connection does later.
   let serving: Store | undefined;
   const open = () => {
     serving = openStore({ url: config.db, queryTimeout: config.queryTimeout });

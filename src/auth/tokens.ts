@@ -15,8 +15,9 @@ export function randomId(length = 30): string {
   return s;
 }
 
-// Every request hashes its token to look it up: Node's one-shot `crypto.hash` (20.12 on) takes
-// less than half the time of a Hash object; older 20.x releases have only the object.
+// Every request hashes its token to look it up: Node's one-shot `crypto.hash` (20.12 on) is faster
+// than a Hash object (docs/perf/2026-11-23-per-request.md); older 20.x releases have only the
+// object.
 const oneShot = (crypto as { hash?: typeof crypto.hash }).hash;
 
 export function sha256(s: string): string {

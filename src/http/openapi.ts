@@ -4,7 +4,7 @@
 //
 // Both are answered by a second Fastify app, the docs app (docs-app.ts), made on the first request
 // to either: @fastify/swagger and @fastify/swagger-ui with what they load (yaml, @fastify/static,
-// glob) were about a quarter of the code a start loads (bench/README.md, "Start-up"), for pages
+// glob) were a large part of the code a start loads (docs/perf/2026-11-22-startup.md), for pages
 // few requests ask for. This app keeps the routes as they are added, which the docs app is given
 // to describe, and answers the docs' URLs with what the docs app answers.
 import type { SwaggerOptions } from '@fastify/swagger';

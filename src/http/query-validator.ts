@@ -11,7 +11,7 @@ import { HelixError, validationMessage } from './errors.ts';
 // value to a one-element array where the schema wants a list; a list where the schema wants one
 // value stays a list and fails ("may be given only once").
 // Made, like each route's validator, when first needed: compiling every route's schema at start
-// was about a third of the CPU a start took (bench/README.md, "Start-up"), and most servers are
+// was a large part of the CPU a start took (docs/perf/2026-11-22-startup.md), and most servers are
 // asked a few of the routes.
 let ajv: Ajv | undefined;
 const ajvOptions = { coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false } as const;

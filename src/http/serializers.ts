@@ -1,8 +1,9 @@
 // The serializers of the routes' answers: Fastify's own (fast-json-stringify, through the compiler
 // factory Fastify builds by default), each compiled when its route first answers with that status
-// rather than every one at start. Compiling them all was about 80 ms of a start's CPU (bench/README.md,
-// "Start-up"), and a route answers with few of the statuses it declares. A schema shared by several
-// routes (each operation's /helix and /mock routes, and their HEAD routes) is compiled once.
+// rather than every one at start. Compiling them all was a large part of a start's CPU
+// (docs/perf/2026-11-22-startup.md), and a route answers with few of the statuses it declares. A
+// schema shared by several routes (each operation's /helix and /mock routes, and their HEAD routes)
+// is compiled once.
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 
 type Factory = ReturnType<typeof SerializerSelector>;

@@ -1,14 +1,14 @@
 // `helixd import` on several threads. The main thread reads the input and cuts it into pieces of
 // CHUNK lines (fewer when the lines are long), at line ends; preparing threads (workers) parse the pieces' lines and prepare their
-// records (each record's shape and rules, its row, the insert's JSON: more than half of an
-// import's work), several pieces at once, while the main thread writes the pieces before, in
-// order, as the seeder generates rows in a worker (src/seed/worker.ts). The store is the main
-// thread's alone, so whatever a record's validity depends on beyond itself (keys, references) is
-// still checked there, in order. A piece knows the number of its first line, so a refusal names
-// the line of the file, whichever thread found it; a refusal is thrown in its turn, after the
-// pieces before it are written, and the caller's transaction then leaves the store as it was.
-// Memory is bounded whatever the lines: a line may hold at most INPUT_LIMIT bytes, and one longer
-// is refused by its number once that many bytes of it are read, never held whole.
+// records (each record's shape and rules, its row, the insert's JSON: most of an import's work,
+// docs/perf/2026-11-22-import-speed.md), several pieces at once, while the main thread writes the
+// pieces before, in order, as the seeder generates rows in a worker (src/seed/worker.ts). The store
+// is the main thread's alone, so whatever a record's validity depends on beyond itself (keys,
+// references) is still checked there, in order. A piece knows the number of its first line, so a
+// refusal names the line of the file, whichever thread found it; a refusal is thrown in its turn,
+// after the pieces before it are written, and the caller's transaction then leaves the store as it
+// was. Memory is bounded whatever the lines: a line may hold at most INPUT_LIMIT bytes, and one
+// longer is refused by its number once that many bytes of it are read, never held whole.
 //
 // An input whose first line is not an NDJSON record is a fixture document, read whole: it is
 // prepared in the main thread (src/io/input.ts).

@@ -360,13 +360,9 @@ export class LiveWorld {
    * time, and the world would stop moving.
    *
    * The cost is a count and a walk of the primary key to the rank from the nearer end (a quarter
-   * of the key on average, read from the index only). Medians on a seeded 100,000-user store (2,000
-   * games), on the 2-core development machine under load from other work (load average 9 to 13),
-   * each beside the draw by id it replaced: a user, SQLite 0.6 ms (the count 0.1) against 0.3,
-   * PostgreSQL 36 to 46 ms (the count 27 to 33: it reads the whole key) against 6 to 7; a game,
-   * SQLite 0.1 ms, PostgreSQL 6 to 8, as before. An event also counts the live streams (15,000
-   * there) and walks to one, and writes: 300 events from that store took 10.6 to 11.0 ms each on
-   * SQLite, against 10.7 to 14.5 with the draw by id. A list of ids kept in the process would spare
+   * of the key on average, read from the index only): on SQLite about what the draw by id it
+   * replaced cost, on PostgreSQL more, since a count reads the whole key there
+   * (docs/perf/2026-11-27-live-draws.md). A list of ids kept in the process would spare
    * the count, but it would have to hear of every user or game another process adds or removes, and
    * the draws would depend on what the process had heard.
    */
@@ -378,8 +374,8 @@ export class LiveWorld {
 
   /**
    * The number of rows of `table`. Users and games are counted once every RECOUNT_EVENTS events:
-   * the world adds and removes neither, and on PostgreSQL a count reads the whole key (27 to 33 ms
-   * of users on a 100,000-user store, measured as above), which at every event would cap the rate.
+   * the world adds and removes neither, and on PostgreSQL a count reads the whole key
+   * (docs/perf/2026-11-27-live-draws.md), which at every event would cap the rate.
    * Rows another writer adds meanwhile are drawn from the next count on; a draw past the rows
    * another removed finds none (no event) and has them counted again at once.
    */

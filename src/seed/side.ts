@@ -1,13 +1,13 @@
 // The second writer of a seed into an SQLite file. The tables that no other table's generation reads
-// (SIDE_TABLES: subscriptions, follows and the analytics days, three quarters of the rows and about
-// half of the writing thread's time with their indexes) are generated, inserted and indexed in a
-// worker thread of their own, each into a side file beside the store's, while the seeding thread
-// writes the other tables. The seeding thread then copies each in, as soon as it is written and its
-// own tables are, with `insert into t select * from side.t`: into an empty table with the same
-// columns and indexes and no trigger, SQLite copies the rows and the index entries as they are, in
-// order (its transfer optimization), rowids kept. The rows are those that inserting them in the
-// seeding thread gives. The side files are removed after, whatever happened; the seed stays one
-// transaction of the store, which a failure rolls back.
+// (SIDE_TABLES: subscriptions, follows and the analytics days, most of the rows and of the writing
+// thread's time with their indexes: docs/perf/2026-11-23-seed-second-writer.md) are generated,
+// inserted and indexed in a worker thread of their own, each into a side file beside the store's,
+// while the seeding thread writes the other tables. The seeding thread then copies each in, as soon
+// as it is written and its own tables are, with `insert into t select * from side.t`: into an empty
+// table with the same columns and indexes and no trigger, SQLite copies the rows and the index
+// entries as they are, in order (its transfer optimization), rowids kept. The rows are those that
+// inserting them in the seeding thread gives. The side files are removed after, whatever happened;
+// the seed stays one transaction of the store, which a failure rolls back.
 //
 // Main thread: `startSideWriter(trx, options)` once the seeding transaction is open, before the
 // secondary indexes are dropped (it copies their definitions); `copyInto(trx)` once the other

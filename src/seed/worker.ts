@@ -1,7 +1,8 @@
 // Seeding on two threads: this worker generates the rows and encodes each chunk as JSON while the
-// main thread writes the previous chunks into the store. Generating and encoding are about a fifth
-// of seeding; SQLite's inserts and index builds are the rest (docs/perf-history.md, "Seeding"). The
-// rows and their order are exactly those of `generate` run in one thread.
+// main thread writes the previous chunks into the store. Generating and encoding are the smaller
+// part of seeding; SQLite's inserts and index builds are the rest
+// (docs/perf/2026-11-22-first-run.md). The rows and their order are exactly those of `generate` run
+// in one thread.
 //
 // Main thread: `generateChunks(options, threads, onChunk)`. The worker sends { kind: 'chunk', table,
 // columns, json, rows } and waits for an ack once WINDOW chunks are unacknowledged, so at most that
@@ -32,8 +33,8 @@ export function encodeChunk(table: keyof Database, rows: readonly object[]): Enc
 
 /**
  * Generates the rows of `options` as encoded chunks; `onChunk` writes each, in order, one at a
- * time. With 2 threads the generator runs in a worker (20,000 users: 21 s -> 15.5 s here); with 1,
- * in this thread, which small stores use (src/seed/index.ts: below 10,000 users).
+ * time. With 2 threads the generator runs in a worker (docs/perf/2026-11-22-second-session.md);
+ * with 1, in this thread, which small stores use (src/seed/index.ts: below 10,000 users).
  */
 export function generateChunks(
   options: SeedOptions,

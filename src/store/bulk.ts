@@ -178,10 +178,10 @@ export function sqliteRowInsert(table: string, columns: readonly string[], tail 
  * A writer of rows. PostgreSQL: each chunk goes in as ONE statement with ONE parameter, the chunk
  * as a JSON array of row arrays, which the database unpacks itself (json_array_elements): a short
  * SQL text prepared once per table instead of thousands of bound values. SQLite: one prepared
- * single-row INSERT run for each row of the parsed chunk, in this thread with no round trip: about
- * 40% less time than SQLite's `json_each` unpacking, whose `value ->> i` reads each row's JSON text
- * again for every column (docs/perf-history.md, "Seed speed"). Every value is an integer below 2^53,
- * a string or null, so the JSON round trip is exact.
+ * single-row INSERT run for each row of the parsed chunk, in this thread with no round trip: less
+ * time than SQLite's `json_each` unpacking, whose `value ->> i` reads each row's JSON text again
+ * for every column (docs/perf/2026-11-22-seed-speed.md, change 1). Every value is an integer below
+ * 2^53, a string or null, so the JSON round trip is exact.
  *
  * `upsert`: the chunk's rows replace the rows with the same `key` (the columns of a primary key)
  * instead of failing on them, except for the columns in `keep`, which only a new row takes. An

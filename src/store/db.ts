@@ -108,9 +108,9 @@ export function openStore(opts: StoreOptions): Store {
  * import raises it while it loads: src/store/bulk.ts). A lookup of 100 clips by id is 100 descents
  * of the key's B-tree and the table's, at random places: with 2 MiB nearly every page comes back
  * from the file through a system call. 64 MiB keeps the upper levels of every index and the pages a
- * working set reads: `/clips` by 100 ids answered 10-20% more requests a second at 64 connections
- * on the bench store (docs/perf-history.md, "per-request session"). The cache grows only as pages
- * are read; the bench's peak RSS was 217 MB with it.
+ * working set reads: `/clips` by 100 ids answers more requests a second at 64 connections on the
+ * bench store (docs/perf/2026-11-23-per-request.md, change 4). The cache grows only as pages are
+ * read (the bench's peak RSS with it: bench/README.md, "Latest figures").
  */
 const SERVE_CACHE_KIB = 64 * 1024;
 
@@ -164,8 +164,9 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
 }
 
 // pg is loaded when a PostgreSQL store is opened, not at start: an SQLite server never needs it, and
-// loading it is a tenth of helixd's start-up (docs/perf-history.md). pg is a CommonJS package.
-// The type parser below asks for it for every field of every result: required once, then kept.
+// loading it is a part of helixd's start-up (docs/perf/2026-11-22-second-session.md, change 6). pg
+// is a CommonJS package. The type parser below asks for it for every field of every result:
+// required once, then kept.
 let pgModule: typeof pg | undefined;
 const requirePg = (): typeof pg => {
   pgModule ??= createRequire(import.meta.url)('pg') as typeof pg;

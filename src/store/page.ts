@@ -18,8 +18,9 @@ export type Direction = 'asc' | 'desc';
 /**
  * A LIMIT written into the SQL text as a number, never bound as a parameter. SQLite's planner reads
  * a bound LIMIT's value, so binding one marks the prepared statement for a new prepare on every
- * run: 4-13 µs per query on the bench store (docs/perf-history.md). There are at most 101 values (`first` is 1..100, plus the look-ahead row), so
- * the statement cache holds them all. PostgreSQL plans either form alike.
+ * run (docs/perf/2026-11-22-third-session.md, change 1). There are at most 101 values (`first` is
+ * 1..100, plus the look-ahead row), so the statement cache holds them all. PostgreSQL plans either
+ * form alike.
  */
 export function rowLimit(n: number) {
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a row count: ${n}`);

@@ -3,7 +3,8 @@
 // Kysely's own SQLite driver guards its one connection with a mutex whose release wakes every
 // waiter (each re-checks and all but one go back to sleep): with 64 requests in flight a query can
 // cost up to 64 wake-ups, and a waiter can be passed over again and again. It also prepares every
-// statement anew, which costs about as much as running a page query (docs/perf-history.md).
+// statement anew, which costs about as much as running a page query
+// (docs/perf/2026-11-22-first-run.md, finding 2).
 //
 // better-sqlite3 runs a statement synchronously, start to finish, on the calling thread: no other
 // query can interleave with it. So a lone query needs no lock at all. Only a transaction holds the
@@ -12,8 +13,8 @@
 //
 // Query times are taken here rather than through Kysely's `log` option: Kysely wraps every
 // connection's executeQuery in an async function that awaits the logger twice, which cost as much
-// per query as the rest of the metrics together; here a query that waits for nothing is timed
-// without a promise of its own.
+// per query as the rest of the metrics together (docs/perf/2026-11-22-metrics.md); here a query
+// that waits for nothing is timed without a promise of its own.
 import { performance } from 'node:perf_hooks';
 import type SQLite from 'better-sqlite3';
 import {
@@ -46,9 +47,9 @@ interface Prepared {
 
 // better-sqlite3 builds each row object in C++, looking every column name up in V8's string table
 // for every row; reading rows as arrays and building the objects with a function made for the
-// statement's columns (one object shape, keys as literals) takes 35-40% less time on a page of
-// rows (docs/perf-history.md). Names come from the statement's own columns, quoted by JSON.stringify;
-// as with better-sqlite3, a repeated name keeps its last value.
+// statement's columns (one object shape, keys as literals) takes less time on a page of rows
+// (docs/perf/2026-11-22-second-session.md, change 2). Names come from the statement's own columns,
+// quoted by JSON.stringify; as with better-sqlite3, a repeated name keeps its last value.
 function objectMaker(columns: readonly string[]): (values: unknown[]) => Record<string, unknown> {
   const fields = columns.map((c, i) => `${JSON.stringify(c)}: v[${i}]`).join(', ');
   return new Function('v', `return { ${fields} };`) as (values: unknown[]) => Record<string, unknown>;
@@ -218,7 +219,7 @@ export class FastSqliteDriver implements Driver {
       this.#beforeWrite?.();
       this.#writes++;
       // The values as arguments: better-sqlite3 reads an array argument's elements more slowly
-      // (12 columns: 0.5-0.8 us a row, a third of a row's cost, docs/perf-history.md).
+      // (docs/perf/2026-11-23-seed-second-writer.md, change 3).
       for (let i = 0; i < rows.length; i++) stmt.run(...(rows[i] as unknown[]));
       if (started !== undefined) this.#heard('query', compiled, started);
     } catch (error) {

@@ -7,17 +7,13 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 //
 // Counted at read time over this index rather than kept by triggers (as subscription_totals is):
 // - a report is one range scan per 500 days of the index, its cost the number of the game's clips in
-//   those days. Measured with bench/report.ts (a whole 2018-2026 report, 3,216 rows) on a
-//   20,000-user store, on a machine loaded by other work (so the minimum of 7 runs, then the
-//   median): the game with the most clips (17,000) 24-41 ms on SQLite and 76-146 ms on PostgreSQL
-//   (one 500-day window of it: 6 ms in EXPLAIN ANALYZE); an owned game with 3,500 clips 16 ms before
-//   (the stored count) and 24-35 ms now on SQLite. 100,000 users (1M clips), 57,000 clips of the
-//   game: 50-76 ms on SQLite (over a plain (game_id, created_at) index, see below). The CSV is
-//   streamed 500 days at a time, so even a game with millions of clips starts answering at once;
+//   those days, tens of milliseconds for the largest games (measured with bench/report.ts:
+//   docs/perf/2026-11-22-game-report.md). The CSV is streamed 500 days at a time, so even a game
+//   with millions of clips starts answering at once;
 // - clips are written far more often than reports are read, and in bulk (seeding, import of
-//   millions of clips). 200,000 clip inserts on SQLite (a loaded machine, so roughly): ~6.5 s with
-//   neither, ~8 s with an index, ~12 s with a row trigger upserting per-(game, day) counters, which
-//   would also have to follow every change of a clip's game or time.
+//   millions of clips). A row trigger upserting per-(game, day) counters would make inserting clips
+//   much slower than an index does (docs/perf/2026-11-22-game-report.md), and would also have to
+//   follow every change of a clip's game or time.
 //
 // The index is keyed by the day number (created_at / 86400, what the count groups by), so the
 // count reads it in grouping order without a sort; created_at last makes it covering on PostgreSQL

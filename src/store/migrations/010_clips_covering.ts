@@ -5,13 +5,12 @@ import { type Kysely, PostgresAdapter } from 'kysely';
 // (`SEARCH clips USING COVERING INDEX ...`) instead of ~21 row look-ups scattered over the table.
 // Each keeps its name and its key of 003, which stays a prefix (the page order, the keyset range,
 // the period and is_featured checked on the entry), followed by every other column of the row, the
-// title last (the one long value). Measured on a 20,000-user store (200,000 clips): the store read
-// of a page by game 102 -> 57 us, the whole in-process page 269 -> 216 us; each index ~1.7 times
-// today's size.
+// title last (the one long value). What it saves a page and costs in size: docs/listing-layout.md
+// and docs/perf/2026-11-22-clips-covering-sqlite.md.
 //
 // All four, not the unfiltered ones only: with only `clips_*_views` covering, SQLite's planner read
 // featured pages from it too, entry by entry, instead of from `clips_*_featured_views`
-// (docs/perf-history.md, "Tried and not kept").
+// (docs/perf/2026-11-22-third-session.md, "Tried and not kept").
 //
 // On PostgreSQL this migration changes nothing: 011 builds the twin there, `INCLUDE` indexes, once
 // a clip's title has a length limit that lets its entry fit a B-tree page.
