@@ -19,9 +19,9 @@ export function printHelp(url: string): never {
 }
 
 /**
- * An app token of `clientId` and, on demand, a user token per user carrying every scope the spec
- * names, minted straight into the store (the token command would start a process per user), each
- * living a day.
+ * An app token of `clientId` and, on demand, a user token per user carrying every scope the
+ * operations need, minted straight into the store (the token command would start a process per
+ * user), each living a day.
  */
 export async function benchTokens(
   db: Kysely<Database>,

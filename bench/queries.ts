@@ -30,7 +30,7 @@ export interface MixContext {
   appToken: string;
   /** the demo client's id: every token here is its, and every request sends it as Client-Id */
   clientId: string;
-  /** a user token of `userId` carrying every scope the spec names */
+  /** a user token of `userId` carrying every scope of the nine operations */
   tokenFor(userId: number): Promise<string>;
   /** how many pages a deep walk goes down */
   walkPages: number;
@@ -40,7 +40,7 @@ export interface MixContext {
 }
 
 export interface OperationMix {
-  /** the spec's path, e.g. '/clips' */
+  /** the operation's path, e.g. '/clips' */
   path: string;
   /** one request that answers 200 when the operation exists */
   probe(ctx: MixContext): Promise<BenchRequest>;
@@ -578,7 +578,7 @@ const analyticsExtensions: OperationMix = {
   },
 };
 
-/** The seven live operations of the spec, in its order. */
+/** The seven live operations, in the order docs/api.md lists them. */
 export const OPERATIONS: readonly OperationMix[] = [
   subscriptions,
   clips,

@@ -1,6 +1,6 @@
 import { type Kysely, PostgresAdapter } from 'kysely';
 
-// GET /clips by broadcaster and by game (issue 16, docs/listing-layout.md, candidate b): on SQLite
+// GET /clips by broadcaster and by game (docs/listing-layout.md, candidate b): on SQLite
 // the four listing indexes of 003 become covering, so that a page is one range of one index
 // (`SEARCH clips USING COVERING INDEX ...`) instead of ~21 row look-ups scattered over the table.
 // Each keeps its name and its key of 003, which stays a prefix (the page order, the keyset range,

@@ -3,8 +3,8 @@ import { MAX_INDEXED_TEXT } from '../text.ts';
 import { isPostgres, listingIndexes } from './010_clips_covering.ts';
 import { refuseLongText, type TextLimit, tooLong } from './text-limits.ts';
 
-// GET /clips by broadcaster and by game on PostgreSQL (issue 16, docs/listing-layout.md, candidate
-// b): the twin of 010. The four listing indexes keep their names and their key of 003 and INCLUDE
+// GET /clips by broadcaster and by game on PostgreSQL (docs/listing-layout.md,
+// candidate b): the twin of 010. The four listing indexes keep their names and their key of 003 and INCLUDE
 // every other column of the row, so that a page is an Index Only Scan of one range (about 5 buffers
 // per page instead of 24: the ~21 rows of a page lie scattered over the table). An index-only scan
 // reads the table for entries on pages the visibility map does not mark all-visible; autovacuum

@@ -1,7 +1,7 @@
 import { type Kysely, PostgresAdapter, sql } from 'kysely';
 
-// Every paged listing but /clips (010) reads one index range that holds the whole page (issue 16,
-// docs/listing-layout.md): /videos by user and by game in its three orders, /subscriptions by
+// Every paged listing but /clips (010) reads one index range that holds the whole page
+// (docs/listing-layout.md): /videos by user and by game in its three orders, /subscriptions by
 // broadcaster, /streams/markers, /games/top and the four /streams orders. Each index keeps its name
 // and its key (001, 003, 004b, 006), which stays a prefix: the page order, the keyset range and the
 // filters checked on the entry are what they were. After the key come the other columns the page

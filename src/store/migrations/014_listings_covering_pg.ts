@@ -5,8 +5,8 @@ import { isPostgres } from './010_clips_covering.ts';
 import { LISTING_INDEXES, listingIndexSql } from './012_listings_covering.ts';
 import { refuseLongText, type TextLimit, tooLong } from './text-limits.ts';
 
-// GET /streams (its four orders), /streams/markers and /subscriptions on PostgreSQL (issue 16,
-// docs/listing-layout.md): the twin of 012 for the listings it left out there. Each index keeps
+// GET /streams (its four orders), /streams/markers and /subscriptions on PostgreSQL
+// (docs/listing-layout.md): the twin of 012 for the listings it left out there. Each index keeps
 // its name and its key of 012 and INCLUDEs the page's other columns, so that a page is an Index
 // Only Scan of one range. An index-only scan reads the table for entries on pages the visibility
 // map does not mark all-visible; autovacuum marks them, a `VACUUM` of the table does at once.
