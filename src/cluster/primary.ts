@@ -225,7 +225,7 @@ const asClusterMessage = (m: unknown): ClusterMessage | undefined =>
  * node:cluster keeps these handles to itself, so they are seen as they pass: its `newconn` message,
  * sent with the handle through `send`, and the worker's answer, an internal message whose `ack` is
  * that message's `seq`. A Node.js that named them otherwise would leave this closing nothing (and
- * test/reliability/workers.test.ts failing), never a connection closed that a worker serves.
+ * test/cluster/workers.test.ts failing), never a connection closed that a worker serves.
  */
 function closeUntakenOnExit(worker: Worker): void {
   const child = worker.process;

@@ -1,7 +1,7 @@
 // The compiled command (dist/, which `npm install` builds; bin/helixd.js runs it) through the real
 // command line. Staleness: this file builds dist/ itself first (`npm run build`), so it never runs
 // a dist/ older than the sources; every other test that starts helixd as a process runs the
-// sources through tsx (HELIXD_DEV_BIN, test/helpers.ts).
+// sources through tsx (HELIXD_DEV_BIN, test/support/process.ts).
 //
 // The commands run from a copy of an install without dev dependencies: bin/, dist/ and
 // package.json beside a node_modules that links every installed package except tsx and the other
@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { startServeProcess, stopProcess } from '../helpers.ts';
+import { serveHelixd } from '../support/process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -79,7 +79,10 @@ describe('the compiled command (dist/), run without tsx', () => {
   });
 
   it('serve on a fresh SQLite file answers /readyz and a Helix request', async () => {
-    const served = await startServeProcess(bin, join(dir, 'serve.db'), [], env);
+    const served = await serveHelixd(['--db', join(dir, 'serve.db'), '--log-level', 'warn', '--drain', '0'], {
+      bin,
+      env,
+    });
     try {
       assert.equal((await fetch(`${served.url}/readyz`)).status, 200);
       const headers = {
@@ -102,7 +105,7 @@ describe('the compiled command (dist/), run without tsx', () => {
       const spec = await fetch(`${served.url}/docs/json`);
       assert.equal((await spec.json()).paths['/helix/games/top'].get.operationId, 'get-games-top');
     } finally {
-      assert.equal(await stopProcess(served.child), 0);
+      assert.equal((await served.stop('SIGINT')).code, 0);
     }
   });
 

@@ -3,7 +3,6 @@
 // subscribers), a restart of the same command serves the same store, and a store that holds
 // anything else, or a fixture that is refused, stops the start with a message that says why.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,16 +10,10 @@ import { after, before, describe, it } from 'node:test';
 import { OPERATION_SCOPES } from '../../src/auth/scopes.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type Running, startServer } from '../../src/server.ts';
-import {
-  cliDb,
-  forEachStore,
-  HELIXD_DEV_BIN,
-  helixd,
-  type StoreKind,
-  TEST_NOW,
-  type TempStore,
-  tempStore,
-} from '../helpers.ts';
+import { forEachStore, TEST_NOW } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { type HelixdProcess, serveHelixd } from '../support/process.ts';
+import { cliDb, type StoreKind, type TempStore, tempStore } from '../support/stores.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLE = join(ROOT, 'fixtures', 'example-world.json');
@@ -305,34 +298,19 @@ forEachStore('helixd serve --fixtures', (kind: StoreKind) => {
 
 describe('helixd serve --fixtures (the command as printed)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'helixd-fixtures-cli-'));
-  let child: ChildProcess | undefined;
-  after(() => {
-    child?.kill('SIGINT');
+  let served: HelixdProcess | undefined;
+  after(async () => {
+    await served?.stop('SIGINT');
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves the example fixture from a fresh SQLite file', async () => {
     const db = join(dir, 'test.db');
-    child = spawn(
-      process.execPath,
-      [HELIXD_DEV_BIN, 'serve', '--fixtures', EXAMPLE, '--db', db, '--port', '0', '--log-level', 'warn'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no "serving" line within 30 s:\n${out}`)), 30_000);
-      const seen = (d: Buffer) => {
-        out += d;
-        const m = /serving (http:\/\/\S+)/.exec(out);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      };
-      child?.stdout?.on('data', seen);
-      child?.stderr?.on('data', seen);
-      child?.on('exit', (code) => reject(new Error(`exited ${code}:\n${out}`)));
+    served = await serveHelixd(['--fixtures', EXAMPLE, '--db', db, '--log-level', 'warn'], {
+      ready: 'serving',
+      timeoutMs: 30_000,
     });
+    const url = served.url;
     const tokens = await tokensFor(url, db);
     const body = await getJson(`${url}/helix/subscriptions?broadcaster_id=${ALICE}`, tokens.alice);
     assert.equal(body.total, 3);

@@ -8,15 +8,9 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { OPERATION_SCOPES } from '../../src/auth/scopes.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
-import {
-  cliDb,
-  forEachStore,
-  helixd,
-  type StoreKind,
-  startTestApp,
-  TEST_NOW,
-  type TestApp,
-} from '../helpers.ts';
+import { forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind } from '../support/stores.ts';
 
 interface Answer {
   url: string;

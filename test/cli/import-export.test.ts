@@ -13,15 +13,10 @@ import { main } from '../../src/cli.ts';
 import { CHUNK } from '../../src/io/import.ts';
 import { RECORD_KINDS, type RecordKind, recordKind } from '../../src/records/index.ts';
 import { INPUT_LIMIT } from '../../src/wire/text.ts';
-import {
-  cliDb,
-  forEachStore,
-  HELIXD_DEV_BIN,
-  helixd,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { HELIXD_DEV_BIN } from '../support/process.ts';
+import { cliDb, type StoreKind } from '../support/stores.ts';
 import { ioWorkspace, type Line, lines, ndjson } from './io-helpers.ts';
 
 const recordKindOf = (l: Line) => recordKind(l.kind) as RecordKind;

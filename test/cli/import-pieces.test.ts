@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CHUNK } from '../../src/io/import.ts';
 import { type RecordKind, recordKind } from '../../src/records/index.ts';
-import { cliDb, forEachStore, helixd, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind } from '../support/stores.ts';
 import { ioWorkspace, type Line, lines, ndjson } from './io-helpers.ts';
 
 forEachStore('helixd import in pieces, on several threads', (kind: StoreKind) => {

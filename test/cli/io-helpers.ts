@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cliDb, helixd, type StoreKind, tempStore } from '../helpers.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind, tempStore } from '../support/stores.ts';
 
 /** One line: a record envelope. */
 export interface Line {

@@ -8,12 +8,13 @@
 // the `prepare` script runs), so that the package holds what a fresh clone packs, and the build
 // never writes into this checkout's dist/ while other tests read it.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { type HelixdProcess, serveHelixd } from '../support/process.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -34,7 +35,7 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
   const app = join(dir, 'app');
   let tarball = '';
   let files: string[] = [];
-  let server: ChildProcess | undefined;
+  let server: HelixdProcess | undefined;
 
   before(async () => {
     const { stdout: tracked } = await run('git', ['ls-files', '-z'], { cwd: ROOT, maxBuffer: 1 << 24 });
@@ -73,8 +74,8 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
       maxBuffer: 1 << 24,
     });
   });
-  after(() => {
-    if (server?.exitCode === null) server.kill('SIGKILL');
+  after(async () => {
+    await server?.kill();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -96,37 +97,20 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
   });
 
   it("npx helixd serve answers /readyz, and the banner's curl works as printed", async () => {
-    server = spawn('npx', ['--no-install', 'helixd', 'serve', '--port', '0', '--users', '20'], {
+    server = await serveHelixd(['--users', '20'], {
+      command: ['npx', '--no-install', 'helixd'],
       cwd: app,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
+      timeoutMs: 2 * MINUTES,
     });
-    let banner = '';
-    const { url, curl } = await new Promise<{ url: string; curl: string }>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`no banner within 2 minutes:\n${banner}`)),
-        2 * MINUTES,
-      );
-      server?.stderr?.on('data', (d) => {
-        banner += d;
-        const url = /serving (http:\/\/\S+)/.exec(banner)?.[1];
-        const curl = /^\s*(curl .*)$/m.exec(banner)?.[1];
-        if (url && curl) {
-          clearTimeout(timer);
-          resolve({ url, curl });
-        }
-      });
-      server?.on('exit', (code) => reject(new Error(`exited ${code} before serving:\n${banner}`)));
-    });
+    const { url, curl } = server;
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 200, await ready.text());
     const { stdout } = await run('sh', ['-c', `${curl} --silent --show-error --fail`], { cwd: app });
     const games = JSON.parse(stdout) as { data: { id: string; name: string }[] };
     assert.equal(games.data.length, 5, stdout);
     // npx runs helixd as its child: the group is stopped, as Ctrl-C in a terminal would.
-    const exited = new Promise((resolve) => server?.once('exit', resolve));
-    process.kill(-(server.pid as number), 'SIGINT');
-    await exited;
+    await server.stop('SIGINT');
   });
 });

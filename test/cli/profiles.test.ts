@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { type Running, startServer } from '../../src/server.ts';
-import { cliDb, forEachStore, helixd, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
+import { forEachStore } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind, type TempStore, tempStore } from '../support/stores.ts';
 
 const SECRET = 'production-secret-0123456789';
 const PUBLIC_URL = 'https://api.example.com';

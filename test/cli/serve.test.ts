@@ -8,10 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { HELIXD_DEV_BIN as BIN, startServeProcess, stopProcess as stop } from '../helpers.ts';
+import { HELIXD_DEV_BIN as BIN, type HelixdProcess, serveHelixd } from '../support/process.ts';
 
 const run = promisify(execFile);
-const startServe = (db: string) => startServeProcess(BIN, db);
+/** No drain: the test stops its server at once (test/cluster/shutdown.test.ts tests the drain). */
+const startServe = (db: string) => serveHelixd(['--db', db, '--log-level', 'warn', '--drain', '0']);
+/** Stops it as Ctrl-C does; its exit code. */
+const stop = async (p: HelixdProcess) => (await p.stop('SIGINT')).code;
 
 describe('helixd serve', () => {
   const dir = mkdtempSync(join(tmpdir(), 'helixd-serve-'));
@@ -49,13 +52,13 @@ describe('helixd serve', () => {
     assert.ok((await followers.json()).data.length > 0);
     const followed = await fetch(`${first.url}/helix/channels/followed?user_id=${me.id}`, { headers });
     assert.equal(followed.status, 200);
-    assert.equal(await stop(first.child), 0);
+    assert.equal(await stop(first), 0);
 
     const second = await startServe(db);
     assert.doesNotMatch(second.out(), /seeding/);
     const { stdout: again } = await run('sh', ['-c', `${second.curl} -s`]);
     assert.deepEqual(JSON.parse(again).data, games.data);
-    assert.equal(await stop(second.child), 0);
+    assert.equal(await stop(second), 0);
   });
 
   it('token prints a working token and fails clearly on an unknown user or scope', async () => {

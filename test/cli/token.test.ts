@@ -7,16 +7,9 @@ import { after, before, it } from 'node:test';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { sha256 } from '../../src/auth/tokens.ts';
-import {
-  bearer,
-  forEachStore,
-  HELIXD_DEV_BIN,
-  PG_URL,
-  type StoreKind,
-  startTestApp,
-  TEST_NOW,
-  type TestApp,
-} from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import { HELIXD_DEV_BIN } from '../support/process.ts';
+import { PG_URL, type StoreKind } from '../support/stores.ts';
 
 const run = promisify(execFile);
 

@@ -16,16 +16,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { SeedInfo } from '../../src/seed/index.ts';
-import {
-  bearer,
-  forEachStore,
-  portOf,
-  type RawResponse,
-  rawRequest,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
+import { bearer, forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
+import { type RawResponse, rawRequest } from '../support/http.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { aiohttpBytes } from './aiohttp.ts';
 
 /** One GET as aiohttp writes it for pyTwitchAPI, with its two headers in its order. */

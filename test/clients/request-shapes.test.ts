@@ -7,16 +7,9 @@
 // (test/aiohttp.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  bearer,
-  forEachStore,
-  portOf,
-  type RawResponse,
-  rawRequest,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
+import { bearer, forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
+import { type RawResponse, rawRequest } from '../support/http.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { aiohttpBytes, buildUrl } from './aiohttp.ts';
 
 const CHROMIUM_UA =

@@ -11,7 +11,8 @@ import {
   RefreshingAuthProvider,
   revokeToken,
 } from '@twurple/auth';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { authorizeUser, type DemoClient, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
 forEachStore('Twurple against helixd in mock mode', (kind: StoreKind) => {

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { pointTwurpleAt } from './twurple.ts';
 
 interface Row {

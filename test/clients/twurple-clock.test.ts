@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { type AccessToken, RefreshingAuthProvider } from '@twurple/auth';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { authorizeUser, type DemoClient, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
 const ADMIN_TOKEN = 'twurple-clock-admin-token-0123456789-01';

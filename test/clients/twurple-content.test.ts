@@ -10,7 +10,8 @@ import type { ClipRow, GameRow, UserRow, VideoRow } from '../../src/store/schema
 import { TIER_POINTS } from '../../src/store/subscriptions.ts';
 import { rfc3339 } from '../../src/wire/datetime.ts';
 import { hms } from '../../src/wire/links.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const SITE = 'https://streams.example.com';
 

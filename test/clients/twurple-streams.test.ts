@@ -9,7 +9,8 @@ import { ApiClient, type HelixStream } from '@twurple/api';
 import { AppTokenAuthProvider, StaticAuthProvider } from '@twurple/auth';
 import type { StreamRow, UserRow } from '../../src/store/schema.ts';
 import { rfc3339 } from '../../src/wire/datetime.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const SITE = 'https://streams.example.com';
 

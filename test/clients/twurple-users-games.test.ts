@@ -6,7 +6,8 @@ import { after, before, it } from 'node:test';
 import { ApiClient, type HelixGame, type HelixUser } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
 import type { GameRow, UserRow } from '../../src/store/schema.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const SITE = 'https://streams.example.com';
 

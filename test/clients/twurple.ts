@@ -1,6 +1,6 @@
 // Twurple 8's mock mode pointed at a test app: with TWURPLE_MOCK_API_PORT set, Twurple sends API
 // calls to http://localhost:<port>/mock/* and token calls to /auth/*.
-import type { TestApp } from '../helpers.ts';
+import type { TestApp } from '../support/apps.ts';
 
 export interface DemoClient {
   id: string;

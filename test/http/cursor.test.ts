@@ -3,7 +3,8 @@
 // that decoded the MAC before comparing would accept several spellings of one cursor.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { forEachStore, portOf, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'];
 const chromium = CANDIDATES.find((p): p is string => p !== undefined && p !== '' && existsSync(p));

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 function assertHelixError(res: LightMyRequestResponse, status: number, message?: string | RegExp) {
   assert.equal(res.statusCode, status, res.body);

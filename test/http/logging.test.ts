@@ -3,11 +3,11 @@
 // revocation's token) nor an Authorization header, nor one an error message quotes; and from the
 // real command line, stdout carries nothing but those JSON lines while the banner goes to stderr.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, it } from 'node:test';
-import { cliDb, forEachStore, startTestApp, type TempStore, type TestApp, tempStore } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { type HelixdProcess, serveHelixd } from '../support/process.ts';
+import { cliDb, tempStore } from '../support/stores.ts';
 
 type Line = Record<string, unknown>;
 
@@ -129,42 +129,18 @@ forEachStore('the request log', (kind) => {
   });
 });
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'helixd.js');
-
 forEachStore('helixd serve: stdout is JSON log lines, the banner is on stderr', (kind) => {
-  let temp: TempStore;
-  let child: ChildProcess;
-  let stdout = '';
-  let stderr = '';
+  let served: HelixdProcess;
   before(async () => {
-    temp = await tempStore(kind);
+    const temp = await tempStore(kind);
     const db = cliDb({ url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) });
-    child = spawn(process.execPath, [BIN, 'serve', '--db', db, '--port', '0', '--users', '10'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
+    served = await serveHelixd(['--db', db, '--users', '10'], { ready: false, cleanup: () => temp.drop() });
   });
-  after(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-    await temp.drop();
-  });
+  after(() => served.kill());
 
   it('serves, logs each request and its shutdown as JSON on stdout, and nothing else there', async () => {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner within 60 s:\n${stderr}`)), 60_000);
-      child.stderr?.on('data', () => {
-        if (/^Try:/m.test(stderr) && /curl .*\n/.test(stderr)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.on('exit', (code) => reject(new Error(`exited ${code}:\n${stderr}`)));
-    });
+    await served.waitFor(/^Try:[\s\S]*curl .*\n/m, 60_000, 'stderr');
+    const stderr = served.stderr();
     assert.match(stderr, /^helixd: empty store, seeding demo data/m);
     const url = /serving (http:\/\/\S+)/.exec(stderr)?.[1] as string;
     const id = /demo client id +(\w+)/.exec(stderr)?.[1] as string;
@@ -201,9 +177,8 @@ forEachStore('helixd serve: stdout is JSON log lines, the banner is on stderr', 
     assert.equal(csv.status, 200);
     await csv.text();
     await post(`/oauth2/revoke?client_id=${id}&%74oken=${userToken}`, 200);
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0);
+    assert.equal((await served.stop('SIGTERM')).code, 0);
+    const stdout = served.stdout();
 
     for (const [name, value] of Object.entries({ secret, refresh, code, userToken, signature }))
       assert.ok(

@@ -1,10 +1,10 @@
 // /openapi.json: generated from the routes' declarations, it describes every operation, its
 // parameters with their limits, its answers and error statuses, and who may call it. (That every
-// answer of the suite matches it is checked on every request: test/openapi-check.ts.)
+// answer of the suite matches it is checked on every request: test/support/openapi-check.ts.)
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../helpers.ts';
-import { openApiChecker } from '../openapi-check.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { openApiChecker } from '../support/openapi-check.ts';
 
 /** The operations helixd serves (the decommissioned two answer 410 unless --legacy). */
 const OPERATIONS = [

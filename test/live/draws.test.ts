@@ -3,7 +3,8 @@
 // catalogue) is drawn as often as any other row, and the world keeps moving as on the demo store.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const ADMIN = 'live-admin-token-0123456789abcdefghij';
 const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
-import { forEachStore, helixd, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const ADMIN = 'live-admin-token-0123456789abcdefghij';
 const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };

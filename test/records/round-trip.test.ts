@@ -5,14 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { RECORD_KINDS, type RecordInput, readRecords, writeRecords } from '../../src/records/index.ts';
 import type { Store } from '../../src/store/db.ts';
-import {
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TempStore,
-  type TestApp,
-  tempStore,
-} from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { type StoreKind, type TempStore, tempStore } from '../support/stores.ts';
 
 async function dump(store: Store): Promise<string[]> {
   const lines: string[] = [];

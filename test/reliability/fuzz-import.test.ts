@@ -17,7 +17,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { INPUT_LIMIT } from '../../src/wire/text.ts';
-import { cliDb, forEachStore, helixd, type TempStore, tempStore } from '../helpers.ts';
+import { forEachStore } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type TempStore, tempStore } from '../support/stores.ts';
 
 const RUNS = Math.max(5, Math.ceil(Number(process.env.HELIXD_FUZZ_RUNS ?? 80) / 4));
 const SEED = Number(process.env.HELIXD_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));

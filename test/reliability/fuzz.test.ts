@@ -7,7 +7,7 @@
 // form and JSON bodies, the admin API JSON bodies (records of the store with a field changed, and
 // junk), and both JSON whose bytes are not UTF-8. Whatever comes in: never a 5xx, every error the
 // route's error body, and the app still serves at the end. Every answer is also checked against
-// /openapi.json (test/helpers.ts).
+// /openapi.json (test/support/apps.ts).
 //
 // HELIXD_FUZZ_RUNS: cases per route and store (the default keeps the file near a minute on a busy
 // 2-core machine; give thousands for a deep run). HELIXD_FUZZ_SEED replays a run: a failure names
@@ -22,7 +22,8 @@ import { OPERATION_SCOPES, SCOPES } from '../../src/auth/scopes.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
 import { DOCUMENTED_PREFIX, OPERATION_PREFIXES } from '../../src/http/operation.ts';
 import { recordKindByPlural } from '../../src/records/index.ts';
-import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const RUNS = Number(process.env.HELIXD_FUZZ_RUNS ?? 80);
 const SEED = Number(process.env.HELIXD_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));

@@ -9,8 +9,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { type HelixdProcess, serveHelixd } from '../support/process.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'helixd.js');
 export const FIXTURE = join(import.meta.dirname, '..', '..', 'fixtures', 'example-world.json');
 /** The fixture's client: an app token is minted with its id and secret (a write to the store). */
 export const CLIENT_ID = 'examplefixtureclient0000000001';
@@ -266,55 +266,34 @@ export class PrivateRedis extends Service {
 
 /** helixd serve through the real command line, on a free port, from the example fixture. */
 export class Helixd {
-  private child: ChildProcess | undefined;
-  private out = '';
+  private served: HelixdProcess | undefined;
   url = '';
 
   constructor(private readonly args: string[]) {}
 
   async start(): Promise<void> {
-    const child = spawn(
-      process.execPath,
+    this.served = await serveHelixd(
       [
-        BIN,
-        ...['serve', '--port', '0', '--fixtures', FIXTURE, '--admin-token', ADMIN_TOKEN],
+        ...['--fixtures', FIXTURE, '--admin-token', ADMIN_TOKEN],
         ...['--query-timeout', `${DEADLINE_MS}ms`, '--log-level', 'warn', ...this.args],
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { ready: 'serving' },
     );
-    this.child = child;
-    child.stdout?.on('data', (d) => {
-      this.out += d;
-    });
-    child.stderr?.on('data', (d) => {
-      this.out += d;
-    });
-    await waitFor(
-      () => `helixd serving\n${this.out}`,
-      async () => {
-        if (child.exitCode !== null) assert.fail(`helixd exited ${child.exitCode}:\n${this.out}`);
-        const url = /serving (http:\/\/\S+)/.exec(this.out)?.[1];
-        if (url) this.url = url;
-        return url !== undefined;
-      },
-    );
+    this.url = this.served.url;
   }
 
   /** What helixd has printed so far: its log lines, JSON. */
   output(): string {
-    return this.out;
+    return this.served?.out() ?? '';
   }
 
   /** Whether helixd is still the process it was (never restarted by a test). */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.served?.pid;
   }
 
   async stop(): Promise<void> {
-    const child = this.child;
-    if (!child) return;
-    child.kill('SIGKILL');
-    await exited(child);
+    await this.served?.kill();
   }
 
   /**

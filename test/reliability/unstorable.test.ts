@@ -1,12 +1,13 @@
 // Text no store can hold (src/store/text.ts) is a 400 naming the parameter, on both stores: a NUL
 // in any text parameter of every operation (PostgreSQL refuses it; SQLite would keep it and answer
 // differently), in the token service's parameters from the query string, a form or a JSON body, and
-// a lone surrogate where a JSON body can carry one. The admin API's records: admin-refusals.test.ts.
+// a lone surrogate where a JSON body can carry one. The admin API's records: test/routes/admin/refusals.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { OPERATION_SCOPES } from '../../src/auth/scopes.ts';
 import { OPERATION_PREFIXES } from '../../src/http/operation.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const NUL_RULE = 'must not contain a NUL character (U+0000)';
 

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { type Running, startServer } from '../../src/server.ts';
-import { bearer, STORE_KINDS, type TempStore, tempStore } from '../helpers.ts';
+import { bearer } from '../support/apps.ts';
+import { STORE_KINDS, type TempStore, tempStore } from '../support/stores.ts';
 
 const DEADLINE_MS = 500;
 const skip = STORE_KINDS.find((k) => k.kind === 'postgres')?.skip ?? false;

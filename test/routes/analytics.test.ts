@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 // TEST_NOW is 2026-06-15T12:00:00Z: the request's day is 2026-06-15, and the seed's data runs up
 // to 2026-06-14 (the day before the anchor), with ~3% of days missing.

@@ -5,7 +5,8 @@ import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/db.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 forEachStore('probes and unknown paths', (kind: StoreKind) => {
   let t: TestApp;

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
-import {
-  assertGolden,
-  bearer,
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { assertGolden } from '../support/golden.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 interface Follow {
   from_id: string;

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  assertGolden,
-  bearer,
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { assertGolden } from '../support/golden.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const SCOPE = 'user:read:broadcast';
 

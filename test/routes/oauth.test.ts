@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { sha256 } from '../../src/auth/tokens.ts';
-import { bearer, forEachStore, postForm, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, postForm, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const REDIRECT = 'http://localhost:3000/auth/callback';
 

@@ -11,17 +11,9 @@ import { after, before, it } from 'node:test';
 import { sha256 } from '../../src/auth/tokens.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startServer } from '../../src/server.ts';
-import {
-  cliDb,
-  forEachStore,
-  helixd,
-  postForm,
-  type StoreKind,
-  startTestApp,
-  TEST_NOW,
-  type TestApp,
-  tempStore,
-} from '../helpers.ts';
+import { forEachStore, postForm, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind, tempStore } from '../support/stores.ts';
 
 const ADMIN_TOKEN = 'redirect-uris-admin-token-0123456789';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { bearer, forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const BOTH = ['analytics:read:games', 'analytics:read:extensions'];
 const GAME_HEADER = [

@@ -5,14 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { StreamRow, UserRow } from '../../src/store/schema.ts';
 import { rfc3339 } from '../../src/wire/datetime.ts';
-import {
-  assertGolden,
-  bearer,
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { assertGolden } from '../support/golden.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 interface Stream {
   id: string;

@@ -7,15 +7,9 @@ import { demoEmail } from '../../src/seed/generate.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import type { UserRow } from '../../src/store/schema.ts';
 import { rfc3339 } from '../../src/wire/datetime.ts';
-import {
-  assertGolden,
-  bearer,
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-  tempStore,
-} from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { assertGolden } from '../support/golden.ts';
+import { type StoreKind, tempStore } from '../support/stores.ts';
 
 const SITE = 'https://streams.example.com';
 

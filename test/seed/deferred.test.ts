@@ -14,17 +14,9 @@ import { seedStore } from '../../src/seed/index.ts';
 import { DATA_TABLES } from '../../src/store/bulk.ts';
 import type { Store } from '../../src/store/db.ts';
 import { TIER_POINTS } from '../../src/store/subscriptions.ts';
-import {
-  bearer,
-  cliDb,
-  forEachStore,
-  helixd,
-  type StoreKind,
-  startTestApp,
-  TEST_NOW,
-  type TestApp,
-  tempStore,
-} from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind, tempStore } from '../support/stores.ts';
 
 const ADMIN_TOKEN = 'admin-token-deferred-0123456789-abcdef';
 const OPTIONS = { seed: 5, users: 300 };

@@ -6,7 +6,8 @@ import { dayStart, type SeedOptions } from '../../src/seed/generate.ts';
 import { seedStore } from '../../src/seed/index.ts';
 import { generateChunks } from '../../src/seed/worker.ts';
 import { DATA_TABLES } from '../../src/store/bulk.ts';
-import { bearer, STORE_KINDS, startTestApp, TEST_NOW, type TestApp, tempStore } from '../helpers.ts';
+import { bearer, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import { STORE_KINDS, tempStore } from '../support/stores.ts';
 
 // One query of each operation, filled in with the demo broadcaster's ids (the same on every store
 // seeded alike). Report URLs carry a signature and expiry, so analytics are compared without them.

@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
-import { HELIXD_DEV_BIN, helixd, TEST_NOW } from '../helpers.ts';
+import { TEST_NOW } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { HELIXD_DEV_BIN } from '../support/process.ts';
 
 const run = promisify(execFile);
 

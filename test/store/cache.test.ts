@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/db.ts';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 
 forEachStore('in-memory copies of the store', (kind) => {
   let t: TestApp;

@@ -11,7 +11,7 @@ import { streamsPage } from '../../src/store/streams.ts';
 import { subscriptionsOfUsers, subscriptionsPage } from '../../src/store/subscriptions.ts';
 import { MAX_INDEXED_TEXT } from '../../src/store/text.ts';
 import { videosPage } from '../../src/store/videos.ts';
-import type { StoreKind } from '../helpers.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 /** `n` 4-byte characters, each unlike its neighbours (so that PostgreSQL cannot compress them). */
 export const wide = (n: number, seed = 0) =>

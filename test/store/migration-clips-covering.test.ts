@@ -11,7 +11,9 @@ import { type Kysely, sql } from 'kysely';
 import { type ClipQuery, clipsPage, clipsPageQuery } from '../../src/store/clips.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import type { Database, NewClip } from '../../src/store/schema.ts';
-import { cliDb, forEachStore, helixd, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
+import { forEachStore } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { cliDb, type StoreKind, type TempStore, tempStore } from '../support/stores.ts';
 import { explain } from './plans.ts';
 
 // Incompressible: 6,000 hex digits, twice what a PostgreSQL B-tree entry may hold.

@@ -12,7 +12,8 @@ import { type Kysely, sql } from 'kysely';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import * as m013 from '../../src/store/migrations/013_live_moves.ts';
 import type { Database } from '../../src/store/schema.ts';
-import { forEachStore, type StoreKind, tempStore } from '../helpers.ts';
+import { forEachStore } from '../support/apps.ts';
+import { type StoreKind, tempStore } from '../support/stores.ts';
 import { allPages, covering, writeRows } from './listing-rows.ts';
 
 // Incompressible: 6,000 hex digits, twice what a PostgreSQL B-tree entry may hold.

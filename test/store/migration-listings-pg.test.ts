@@ -11,7 +11,8 @@ import { type Kysely, sql } from 'kysely';
 import { MAX_TAGS } from '../../src/records/kinds.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import type { Database } from '../../src/store/schema.ts';
-import { forEachStore, type StoreKind, tempStore } from '../helpers.ts';
+import { forEachStore } from '../support/apps.ts';
+import { type StoreKind, tempStore } from '../support/stores.ts';
 import { allPages, covering, wide, writeRows } from './listing-rows.ts';
 
 const INDEXES = [

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forEachStore, type TempStore, tempStore } from '../helpers.ts';
+import { forEachStore } from '../support/apps.ts';
+import { type TempStore, tempStore } from '../support/stores.ts';
 
 forEachStore('transactions', (kind) => {
   let temp: TempStore;

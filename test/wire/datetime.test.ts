@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import fc from 'fast-check';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const ADMIN_TOKEN = 'admin-token-0123456789-0123456789-abcdef';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };

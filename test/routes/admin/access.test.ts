@@ -3,15 +3,10 @@
 // tokens included). The operations stay read-only whatever the token.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import {
-  assertTokenTooShort,
-  bearer,
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
-import { ADMIN_TOKEN } from './admin-records.test.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import { assertTokenTooShort } from '../../support/cli.ts';
+import type { StoreKind } from '../../support/stores.ts';
+import { ADMIN_TOKEN } from './records.test.ts';
 
 forEachStore('admin API: off without an admin token', (kind: StoreKind) => {
   let t: TestApp;

@@ -6,16 +6,10 @@ import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import {
-  bearer,
-  forEachStore,
-  helixd,
-  portOf,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
-import { parse, value } from './prometheus.ts';
+import { bearer, forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { parse, value } from '../support/prometheus.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const LIMIT = 3;
 const ADMIN_TOKEN = 'a'.repeat(32);

@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { REQUEST_TIMEOUT_SECONDS, SHUTDOWN_GRACE_SECONDS, Shutdown } from '../../src/cluster/shutdown.ts';
-import { type Answer, request, type Served, serve, sleep } from './serve.ts';
+import { type Answer, request } from '../support/http.ts';
+import { type Served, serve, sleep } from './served.ts';
 
 const CONNECTIONS = 200;
 /** Slack on top of a deadline for a loaded machine; the deadline itself is what is checked. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
-import { OPERATION_PREFIXES } from '../src/http/operation.ts';
+import { OPERATION_PREFIXES } from '../../src/http/operation.ts';
 
 interface MediaType {
   schema?: object;

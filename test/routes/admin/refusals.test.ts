@@ -3,9 +3,10 @@
 // key or a record still named), and every /admin listing is the same after it as before.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { RECORD_KINDS } from '../../src/records/index.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { ADMIN_TOKEN, world } from './admin-records.test.ts';
+import { RECORD_KINDS } from '../../../src/records/index.ts';
+import { forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import type { StoreKind } from '../../support/stores.ts';
+import { ADMIN_TOKEN, world } from './records.test.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

@@ -8,8 +8,10 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { after, before, it } from 'node:test';
-import { forEachStore, type StoreKind } from '../helpers.ts';
-import { type Answer, request, serveOnTempStore, sleep, spread } from './serve.ts';
+import { forEachStore } from '../support/apps.ts';
+import { type Answer, request } from '../support/http.ts';
+import type { StoreKind } from '../support/stores.ts';
+import { serveOnTempStore, sleep, spread } from './served.ts';
 
 const ADMIN_TOKEN = 'clock-admin-token-0123456789-0123456789';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };

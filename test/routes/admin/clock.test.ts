@@ -3,20 +3,14 @@
 // reads the moved clock: a token from the token service expires (401 from /helix, /oauth2/validate
 // refuses it), a report URL gives production's expiry answer after 5 minutes, a `period=day`
 // window moves on. The production profile has no such route and refuses --clock-speed.
-// Under --workers and at --clock-speed: test/reliability/clock-workers.test.ts.
+// Under --workers and at --clock-speed: test/cluster/clock.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { ConfigError, loadConfig } from '../../src/config.ts';
-import {
-  forEachStore,
-  helixd,
-  postForm,
-  type StoreKind,
-  startTestApp,
-  TEST_NOW,
-  type TestApp,
-} from '../helpers.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
+import { forEachStore, postForm, startTestApp, TEST_NOW, type TestApp } from '../../support/apps.ts';
+import { helixd } from '../../support/cli.ts';
+import type { StoreKind } from '../../support/stores.ts';
 
 const ADMIN_TOKEN = 'clock-admin-token-0123456789-0123456789';
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const LIMIT = 5;
 /** 60 s / 5 points: one point comes back every 12 s. */

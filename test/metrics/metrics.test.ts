@@ -3,15 +3,10 @@
 // lookups and the process's own figures; open by default, behind --metrics-token when one is set.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import {
-  assertTokenTooShort,
-  bearer,
-  forEachStore,
-  type StoreKind,
-  startTestApp,
-  type TestApp,
-} from '../helpers.ts';
-import { find, parse, type Sample, value } from './prometheus.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { assertTokenTooShort } from '../support/cli.ts';
+import { find, parse, type Sample, value } from '../support/prometheus.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789-0123456789';
 

@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.ts';
-import { openStore, type Store } from '../../src/store/db.ts';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { ADMIN_TOKEN } from './admin-records.test.ts';
+import { buildApp } from '../../../src/app.ts';
+import { openStore, type Store } from '../../../src/store/db.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import type { StoreKind } from '../../support/stores.ts';
+import { ADMIN_TOKEN } from './records.test.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 

@@ -4,9 +4,11 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { after, before, it } from 'node:test';
-import { forEachStore, type StoreKind } from '../helpers.ts';
-import { pidsOf, request, serveOnTempStore } from '../reliability/serve.ts';
-import { find, parse, type Sample, value } from './prometheus.ts';
+import { forEachStore } from '../support/apps.ts';
+import { request } from '../support/http.ts';
+import { find, parse, type Sample, value } from '../support/prometheus.ts';
+import type { StoreKind } from '../support/stores.ts';
+import { pidsOf, serveOnTempStore } from './served.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789-0123456789';
 const AUTH = { authorization: `Bearer ${METRICS_TOKEN}` };

@@ -11,7 +11,7 @@ import { buildApp } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { RedisRateLimitStore } from '../../src/ratelimit/redis.ts';
-import { bearer, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
+import { bearer, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
 
 const REDIS_URL = process.env.HELIXD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -8,8 +8,11 @@
 import assert from 'node:assert/strict';
 import { Agent, request as httpRequest } from 'node:http';
 import { after, before, it } from 'node:test';
-import { cliDb, forEachStore, helixd, type StoreKind, type TempStore, tempStore } from '../helpers.ts';
-import { pidsOf, request, type Served, serve, sleep, spread } from './serve.ts';
+import { forEachStore } from '../support/apps.ts';
+import { helixd } from '../support/cli.ts';
+import { request } from '../support/http.ts';
+import { cliDb, type StoreKind, type TempStore, tempStore } from '../support/stores.ts';
+import { pidsOf, type Served, serve, sleep, spread } from './served.ts';
 
 const alive = (pid: number) => {
   try {

@@ -3,8 +3,9 @@
 // the streams table through its triggers, migration 008).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { bearer, forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { ADMIN_TOKEN } from './admin-records.test.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import type { StoreKind } from '../../support/stores.ts';
+import { ADMIN_TOKEN } from './records.test.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

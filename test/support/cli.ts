@@ -1,0 +1,45 @@
+// The command line in this process: `helixd <args>` through src/cli.ts, its output captured.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { ConfigError, ENV_NAMES, loadConfig } from '../../src/config.ts';
+import { HELIXD_DEV_BIN } from './process.ts';
+
+/**
+ * `helixd <args>` through the real command line (src/cli.ts), run in this process: a process start
+ * per command would cost seconds. `stdin` feeds a `-` input.
+ */
+export async function helixd(args: readonly string[], stdin = '') {
+  const { runCaptured } = await import('../../src/cli.ts');
+  return runCaptured(args, stdin);
+}
+
+/**
+ * One of helixd's own bearer tokens shorter than 32 characters is a configuration error, given as a
+ * flag or in the environment, and `helixd serve` stops with a line that says so.
+ */
+export async function assertTokenTooShort(option: 'adminToken' | 'metricsToken'): Promise<void> {
+  const env = ENV_NAMES[option];
+  const flag = `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  assert.throws(() => loadConfig({ [option]: 'short' }, {}), ConfigError);
+  assert.throws(
+    () => loadConfig({}, { [env]: 'x'.repeat(31) }),
+    new RegExp(`${env} / ${flag}: must be at least 32 characters`),
+  );
+  assert.equal(loadConfig({}, { [env]: 'x'.repeat(32) })[option], 'x'.repeat(32));
+  await assert.rejects(
+    promisify(execFile)(process.execPath, [
+      HELIXD_DEV_BIN,
+      'serve',
+      flag,
+      'short',
+      '--db',
+      '/nonexistent/x.db',
+    ]),
+    (err: { code: number; stderr: string }) => {
+      assert.notEqual(err.code, 0);
+      assert.match(err.stderr, new RegExp(`${flag}: must be at least 32 characters`));
+      return true;
+    },
+  );
+}
