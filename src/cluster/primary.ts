@@ -1,19 +1,7 @@
 // `helixd serve --workers N`: N processes serving one port (node:cluster), which behave as N
-// instances of helixd on one store. The primary serves no request: it prepares the store once
-// (migrations, the demo data or the --fixtures world, housekeeping, the signing secret) before any
-// worker exists, starts the workers and hands each the configuration and the secret over the IPC
-// channel (so the secret is never in a command line or an environment), prints the
-// banner once, replaces a worker that dies, and passes the stop signal on. The primary accepts the
-// connections and hands them to the workers in turn.
-//
-// Between workers as between instances: the store is the one shared state. The in-memory copies
-// (tokens, user names; src/store/cache.ts) forget on every change another process commits
-// (SQLite's `PRAGMA data_version` counts other connections' commits, in this process or another),
-// and PostgreSQL keeps none. Not shared: in-process rate-limit buckets (each worker has its own,
-// so a client may get up to N times the limit; --redis-url shares them, as between instances).
-// /metrics, answered by any worker, reports the sum over every worker: the primary gathers it
-// (src/metrics/registry.ts). The server clock and the fault rules are the primary's: every worker reads
-// them, and a change asked of any worker is made in all of them (src/cluster/state.ts).
+// instances of helixd on one store: a machine's cores used as several instances would use them.
+// What the primary and each worker do, what they share and why: docs/production.md, "Running N
+// workers or N instances".
 import cluster, { type Worker } from 'node:cluster';
 import { type ClockMove, type ClockReading, clockFor } from '../clock.ts';
 import type { Config } from '../config.ts';

@@ -287,7 +287,7 @@ forEachStore('faults on demand', (kind: StoreKind) => {
     for (let i = 0; i < LIMIT; i++) assert.equal((await games()).statusCode, 200);
   });
 
-  // The README's "Retry on 429" recipe: fetch sends the admin headers, Content-Type included, on
+  // The "Retry on 429" recipe (examples/retry-on-429.mjs, docs/recipes.md): fetch sends the admin headers, Content-Type included, on
   // the DELETE too, with no body; a refusal there would leave the rules on for every later run.
   it('DELETE /admin/faults as fetch sends it (Content-Type: application/json, no body) removes the rules', async () => {
     if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,5 +1,5 @@
-// The admin API's hold on the server clock (development profile, with --admin-token; README
-// "Driven clock"): GET /admin/clock reads it, POST /admin/clock moves it forward, so that a test
+// The admin API's hold on the server clock (development profile, with --admin-token;
+// docs/clock.md): GET /admin/clock reads it, POST /admin/clock moves it forward, so that a test
 // can expire a token or a report URL, or move a `period` window, without waiting. Never back:
 // tokens, report URLs and cursors already issued would go back in time with it.
 import type { FastifyInstance } from 'fastify';
