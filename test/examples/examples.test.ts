@@ -2,12 +2,12 @@
 // by the README and docs/: a block of code that names an example file (on the line just before its
 // fence) must be that file's content, so that what a reader copies is what this test runs.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { HELIXD_DEV_BIN, type ServeProcess, startServeProcess, stopProcess } from '../helpers.ts';
+import { type HelixdProcess, serveHelixd } from '../support/process.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const EXAMPLES = join(ROOT, 'examples');
@@ -64,30 +64,6 @@ function quotes(text: string): { file: string; block: string }[] {
   return found;
 }
 
-/**
- * `helixd serve --fixtures`, whose banner prints no curl line for startServeProcess to wait for:
- * the same command, awaited until it names its URL.
- */
-function startFixturesServer(db: string, more: readonly string[]): Promise<ServeProcess> {
-  const args = [HELIXD_DEV_BIN, 'serve', '--db', db, '--port', '0', '--log-level', 'warn', '--drain', '0'];
-  const child = spawn(process.execPath, [...args, ...more], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner within 60 s:\n${out}`)), 60_000);
-    const read = (d: Buffer) => {
-      out += d;
-      const url = /serving (http:\/\/\S+)/.exec(out)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        resolve({ child, out: () => out, curl: '', url });
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.on('exit', (code) => reject(new Error(`exited ${code} before serving:\n${out}`)));
-  });
-}
-
 const hasJq = (() => {
   try {
     execFileSync('jq', ['--version'], { stdio: 'ignore' });
@@ -117,20 +93,24 @@ describe('examples/', () => {
 
   describe('each runs as printed against helixd serve', { skip }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'helixd-examples-'));
-    const servers: Partial<Record<'demo' | 'fixtures', ServeProcess>> = {};
-    const admin = ['--admin-token', ADMIN_TOKEN];
+    const servers: Partial<Record<'demo' | 'fixtures', HelixdProcess>> = {};
+    // No drain: the servers are stopped at once. A --fixtures start prints no curl line: it is
+    // ready when it names its URL.
+    const serve = (db: string, more: readonly string[]) =>
+      serveHelixd(
+        ['--db', join(dir, db), '--log-level', 'warn', '--drain', '0', '--admin-token', ADMIN_TOKEN, ...more],
+        {
+          ready: 'serving',
+        },
+      );
     before(async () => {
       [servers.demo, servers.fixtures] = await Promise.all([
-        startServeProcess(HELIXD_DEV_BIN, join(dir, 'demo.db'), [...admin, '--live', '--live-rate', '50']),
-        startFixturesServer(join(dir, 'fixtures.db'), [
-          ...admin,
-          '--fixtures',
-          join(ROOT, 'fixtures', 'example-world.json'),
-        ]),
+        serve('demo.db', ['--live', '--live-rate', '50']),
+        serve('fixtures.db', ['--fixtures', join(ROOT, 'fixtures', 'example-world.json')]),
       ]);
     });
     after(async () => {
-      for (const s of Object.values(servers)) if (s) await stopProcess(s.child);
+      for (const s of Object.values(servers)) if (s) await s.kill();
       rmSync(dir, { recursive: true, force: true });
     });
 
