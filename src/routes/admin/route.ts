@@ -73,7 +73,7 @@ const withAdminBodies = new WeakSet<FastifyInstance>();
  *
  * Installed on the app itself, once, by the first admin route: the admin routes are declared from
  * several files, and the app's other routes read no body (the token service reads its own,
- * src/routes/oauth/index.ts).
+ * src/routes/oauth/request.ts).
  */
 function adminBodies(app: FastifyInstance): void {
   if (withAdminBodies.has(app)) return;
