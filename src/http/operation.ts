@@ -5,7 +5,7 @@ import type { Static, TProperties, TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { type AccessRule, authorize, type Principal } from './access.ts';
 import { HelixError, helixErrorBody } from './errors.ts';
-import { type QueryOf, querySchema } from './params.ts';
+import { type OperationPaging, operationPaging, type QueryOf, querySchema } from './params.ts';
 
 /** Every operation is served under both prefixes (docs/api.md: the same operation at both). */
 export const OPERATION_PREFIXES = ['/helix', '/mock'] as const;
@@ -17,6 +17,8 @@ export interface OperationRequest<Q> {
   principal: Principal;
   req: FastifyRequest;
   reply: FastifyReply;
+  /** `first`/`after`/`before` and `pagination` of this operation */
+  pages: OperationPaging;
 }
 
 /** The error statuses an operation may answer besides the ones every operation may (COMMON_ERRORS). */
@@ -79,6 +81,7 @@ export function registerOperation<P extends TProperties, R extends TSchema>(
   const response: Record<number, object> = { 200: described(def.response, 'OK') };
   for (const [status, when] of Object.entries(errors))
     response[Number(status)] = described(helixErrorBody, when);
+  const pages = operationPaging(ctx.secret, def.path);
   for (const prefix of OPERATION_PREFIXES) {
     app.get(prefix + def.path, {
       schema: {
@@ -100,7 +103,7 @@ export function registerOperation<P extends TProperties, R extends TSchema>(
       },
       handler: async (req, reply) => {
         const principal = principals.get(req) as Principal;
-        return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply });
+        return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply, pages });
       },
     });
     // The operations are reads: any other method on their paths is a 405, not a 404. Refused in

@@ -10,11 +10,9 @@ import {
   exactlyOneSelector,
   listResponse,
   nullable,
-  paginationOf,
   pagingParams,
   type QueryOf,
   readDateTime,
-  readPaging,
   singleString,
   stringList,
 } from '../http/params.ts';
@@ -118,7 +116,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: clipsParams,
     response: listResponse(clipSchema),
     errors: { 404: 'The game in game_id does not exist' },
-    async handler(ctx, { query }) {
+    async handler(ctx, { query, pages }) {
       exactlyOneSelector(query, SELECTOR_KINDS);
       const filters = readFilters(query);
       const db = ctx.store.db;
@@ -137,7 +135,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const selector = CLIP_SELECTORS.find((s) => query[s] !== undefined) as (typeof CLIP_SELECTORS)[number];
       const value = readNumericId(selector, query[selector] as string);
       // The cursor is bound to everything that decides the rows and their order.
-      const paging = readPaging(ctx, '/clips', query, {
+      const paging = pages.read(query, {
         [selector]: value,
         started_at: filters.period?.from,
         ended_at: filters.period?.to,
@@ -149,7 +147,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
       return {
         data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

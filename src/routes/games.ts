@@ -4,15 +4,7 @@ import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  dataResponse,
-  listResponse,
-  paginationOf,
-  pagingParams,
-  readPaging,
-  stringList,
-  valuesTogether,
-} from '../http/params.ts';
+import { dataResponse, listResponse, pagingParams, stringList, valuesTogether } from '../http/params.ts';
 import { gameExists, gamesByLookup, topGames } from '../store/games.ts';
 import type { Database, GameRow } from '../store/schema.ts';
 import { parseNumericId } from '../wire/ids.ts';
@@ -79,12 +71,12 @@ export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     query: pagingParams,
     response: listResponse(gameSchema),
-    async handler(ctx, { query }) {
-      const paging = readPaging(ctx, '/games/top', query, {});
+    async handler(ctx, { query, pages }) {
+      const paging = pages.read(query, {});
       const page = await topGames(ctx.store.db, paging);
       return {
         data: page.rows.map((r) => gameRowToGame(r, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

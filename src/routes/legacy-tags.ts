@@ -5,14 +5,7 @@ import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  listResponse,
-  paginationOf,
-  pagingParams,
-  readPaging,
-  refuseBefore,
-  stringList,
-} from '../http/params.ts';
+import { listResponse, pagingParams, refuseBefore, stringList } from '../http/params.ts';
 import { type Decommissioned, setNotice } from '../http/sunset.ts';
 import type { TagRow } from '../store/schema.ts';
 import { allTags, tagsByIds } from '../store/tags.ts';
@@ -62,7 +55,7 @@ export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     query: streamTagsParams,
     response: listResponse(streamTagSchema),
-    async handler(ctx, { query, reply }) {
+    async handler(ctx, { query, reply, pages }) {
       setNotice(reply, STREAM_TAGS);
       refuseBefore(query);
       if (query.tag_id !== undefined) {
@@ -80,11 +73,11 @@ export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
         );
         return { data: rows.map(tagRowToStreamTag), pagination: {} };
       }
-      const paging = readPaging(ctx, STREAM_TAGS.path, query, {});
+      const paging = pages.read(query, {});
       const page = await allTags(ctx.store.db, paging);
       return {
         data: page.rows.map(tagRowToStreamTag),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

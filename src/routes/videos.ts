@@ -13,8 +13,6 @@ import {
   listResponse,
   MAX_FIRST,
   nullable,
-  paginationOf,
-  readPaging,
   singleString,
   stringEnum,
   stringList,
@@ -125,7 +123,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: videosParams,
     response: listResponse(videoSchema),
     errors: { 404: 'None of the ids exists, or the game in game_id does not exist' },
-    async handler(ctx, { query }) {
+    async handler(ctx, { query, pages }) {
       exactlyOneSelector(query, SELECTOR_KINDS);
       const db = ctx.store.db;
 
@@ -156,9 +154,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
       const period = query.period === undefined || query.period === 'all' ? undefined : query.period;
       // The cursor is bound to everything that decides the rows and their order; `period` by name,
       // so that a cursor stays valid while the window moves with the clock.
-      const paging = readPaging(
-        ctx,
-        '/videos',
+      const paging = pages.read(
         { first: query.first ?? DEFAULT_FIRST, after: query.after, before: query.before },
         { [selector]: value, language: query.language, period, sort, type },
       );
@@ -179,7 +175,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => videoRowToVideo(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });
