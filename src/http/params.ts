@@ -187,20 +187,26 @@ export function valuesTogether<K extends string>(
   return total;
 }
 
+/** The one selector a query gives: its name, and its value, which is there. */
+export type Selected<Q, K extends keyof Q> = { [S in K]-?: { kind: S; value: NonNullable<Q[S]> } }[K];
+
 /**
  * "Exactly one kind of selector" (docs/api.md, GET /clips and GET /videos): the one of `kinds` that
- * the query gives, or a 400 that names them all when none or several are given.
+ * the query gives, with its value, or a 400 that names them all (in alphabetical order) when none
+ * or several are given.
  */
-export function exactlyOneSelector<K extends string>(
-  query: Partial<Record<K, unknown>>,
+export function exactlyOneSelector<Q extends object, K extends keyof Q & string>(
+  query: Q,
   kinds: readonly K[],
-): K {
-  const given = kinds.filter((k) => query[k] !== undefined);
-  const oneOf = `exactly one of ${quoted(kinds).join(', ')} must be given`;
+): Selected<Q, K> {
+  const named = [...kinds].sort();
+  const given = named.filter((k) => query[k] !== undefined);
+  const oneOf = `exactly one of ${quoted(named).join(', ')} must be given`;
   if (given.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
   if (given.length > 1)
     throw badRequest(`The parameters ${quoted(given).join(' and ')} cannot be used together: ${oneOf}`);
-  return given[0] as K;
+  const kind = given[0] as K;
+  return { kind, value: query[kind] } as Selected<Q, K>;
 }
 
 /** A date-time query parameter, or a 400 naming it and the rule. */

@@ -73,8 +73,8 @@ export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserName>
 const MAX_IDS = 100;
 /** Spec 4.2: without `ended_at`, the period is one week from `started_at`. */
 const DEFAULT_PERIOD = 7 * 86400;
-/** The three selector kinds of GET /clips (docs/api.md), in the order messages name them. */
-const SELECTOR_KINDS = ['broadcaster_id', 'game_id', 'id'] as const;
+/** The three selector kinds of GET /clips (docs/api.md): by ids, or those of a page. */
+const SELECTOR_KINDS = ['id', ...CLIP_SELECTORS] as const;
 
 const clipsParams = {
   ...pagingParams,
@@ -117,23 +117,23 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
     response: listResponse(clipSchema),
     errors: { 404: 'The game in game_id does not exist' },
     async handler(ctx, { query, pages }) {
-      exactlyOneSelector(query, SELECTOR_KINDS);
+      const selected = exactlyOneSelector(query, SELECTOR_KINDS);
       const filters = readFilters(query);
       const db = ctx.store.db;
 
-      if (query.id !== undefined) {
+      if (selected.kind === 'id') {
         // Spec 4.2: the cursors apply only to broadcaster and game queries; an id query never
         // issues one, so a cursor here can only be a mistake.
         for (const p of ['after', 'before'] as const)
           if (query[p] !== undefined)
             throw badRequest(`The parameter "${p}" applies only to queries by "broadcaster_id" or "game_id"`);
-        const rows = await clipsByIds(db, query.id, filters);
+        const rows = await clipsByIds(db, selected.value, filters);
         const users = await ctx.userNames.byIds(rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
         return { data: rows.map((r) => clipRowToClip(r, users, ctx.links)), pagination: {} };
       }
 
-      const selector = CLIP_SELECTORS.find((s) => query[s] !== undefined) as (typeof CLIP_SELECTORS)[number];
-      const value = readNumericId(selector, query[selector] as string);
+      const selector = selected.kind;
+      const value = readNumericId(selector, selected.value);
       // The cursor is bound to everything that decides the rows and their order.
       const paging = pages.read(query, {
         [selector]: value,
