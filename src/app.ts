@@ -24,9 +24,10 @@ import { adminRoutes } from './routes/admin/records.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
-import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
+import { legacyFollowsRoutes } from './routes/legacy-follows.ts';
+import { legacyTagsRoutes } from './routes/legacy-tags.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { oauthRoutes } from './routes/oauth/index.ts';
@@ -158,7 +159,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   channelsRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
-  decommissionedRoutes(app, ctx);
+  // The decommissioned operations: 410 Gone, or with --legacy served from the store.
+  legacyFollowsRoutes(app, ctx);
+  legacyTagsRoutes(app, ctx);
   adminRoutes(app, ctx);
   faultRoutes(app, ctx, faults);
   const clockDriver =

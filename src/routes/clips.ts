@@ -16,12 +16,12 @@ import {
   singleString,
   stringList,
 } from '../http/params.ts';
+import { refuseUnknownGame } from '../http/rules.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipsByIds, clipsPage } from '../store/clips.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import type { Links } from '../wire/links.ts';
-import { refuseUnknownGame } from './games.ts';
 
 /** The wire shape of a clip. */
 const clipSchema = Type.Object({

@@ -1,17 +1,17 @@
 // GET /users/follows, decommissioned by production (docs/api.md, Decommissioned): served from the
-// store under its former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
+// store under its former rules with --legacy only (otherwise it answers 410: src/http/sunset.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
 import { dateTime, paginationSchema, pagingParams, refuseBefore, singleString } from '../http/params.ts';
-import { type Decommissioned, setNotice } from '../http/sunset.ts';
+import { type Decommissioned, serveGone, setNotice } from '../http/sunset.ts';
 import { countFollows, type FollowListRow, type FollowSelector, followsPage } from '../store/follows.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import { isDigits, parseNumericId } from '../wire/ids.ts';
 
-export const FOLLOWS: Decommissioned = {
+const FOLLOWS: Decommissioned = {
   path: '/users/follows',
   summary: 'Get Users Follows',
   sunset: '2023-09-12',
@@ -58,7 +58,12 @@ function userIdParam(name: string, v: string | undefined): number | null | undef
   return parseNumericId(v) ?? null;
 }
 
+/** GET /users/follows: 410 Gone as production answers, or with --legacy served from the store. */
 export function legacyFollowsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  if (!ctx.config.legacy) {
+    serveGone(app, FOLLOWS);
+    return;
+  }
   registerOperation(app, ctx, {
     path: FOLLOWS.path,
     summary: FOLLOWS.summary,

@@ -17,12 +17,12 @@ import {
   stringEnum,
   stringList,
 } from '../http/params.ts';
+import { refuseUnknownGame } from '../http/rules.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { VIDEO_SELECTORS, VIDEO_SORTS, type VideoRow, videosByIds, videosPage } from '../store/videos.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import { hms, type Links } from '../wire/links.ts';
-import { refuseUnknownGame } from './games.ts';
 
 /** A stretch of a video whose sound is muted, in seconds. */
 const mutedSegmentSchema = Type.Object({ duration: Type.Integer(), offset: Type.Integer() });
