@@ -11,6 +11,7 @@ import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerDocs } from './http/openapi.ts';
+import { decorateOperations } from './http/operation.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { lazySerializers } from './http/serializers.ts';
 import { startLiveWorld } from './live/start.ts';
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Every request schema is compiled with helixd's strict reading of query-string text.
   app.setValidatorCompiler(compileValidator);
+  decorateOperations(app);
   app.addHook('onClose', () => ctx.rateLimiter.close());
   ctx.rateLimiter.watch(app.log);
   app.addHook('onClose', async () => metrics.close());

@@ -63,8 +63,23 @@ function securityOf(access: AccessRule) {
   };
 }
 
-// The principal found by the onRequest hook, for the handler of the same request.
-const principals = new WeakMap<FastifyRequest, Principal>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The caller an operation's onRequest hook found, for the handler of the same request; null
+     * before it and on every other route. Declared with `decorateRequest` (decorateOperations).
+     */
+    principal: Principal | null;
+  }
+}
+
+/**
+ * Declares what registerOperation keeps on a request, once per app, before any route: with a null
+ * start value every request object has the same shape from its creation (Fastify's advice).
+ */
+export function decorateOperations(app: FastifyInstance): void {
+  app.decorateRequest('principal', null);
+}
 
 /**
  * Registers one operation at `/helix<path>` and `/mock<path>`. The access rules run in the route's
@@ -99,10 +114,11 @@ export function registerOperation<P extends TProperties, R extends TSchema>(
         const principal = await authorize(ctx, req, def.access);
         // Rate limit after the token check (the bucket is the token's), before any parameter.
         reply.headers(await ctx.rateLimiter.charge(principal));
-        principals.set(req, principal);
+        req.principal = principal;
       },
       handler: async (req, reply) => {
-        const principal = principals.get(req) as Principal;
+        const { principal } = req;
+        if (principal === null) throw new Error(`${req.url}: no principal (the access hook did not run)`);
         return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply, pages });
       },
     });
