@@ -11,6 +11,7 @@ import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { registerDocs } from './http/openapi.ts';
+import { decorateOperations } from './http/operation.ts';
 import { compileValidator, helixSchemaError } from './http/query-validator.ts';
 import { lazySerializers } from './http/serializers.ts';
 import { startLiveWorld } from './live/start.ts';
@@ -24,9 +25,10 @@ import { adminRoutes } from './routes/admin/records.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
-import { decommissionedRoutes } from './routes/decommissioned.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
+import { legacyFollowsRoutes } from './routes/legacy-follows.ts';
+import { legacyTagsRoutes } from './routes/legacy-tags.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { oauthRoutes } from './routes/oauth/index.ts';
@@ -122,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Every request schema is compiled with helixd's strict reading of query-string text.
   app.setValidatorCompiler(compileValidator);
+  decorateOperations(app);
   app.addHook('onClose', () => ctx.rateLimiter.close());
   ctx.rateLimiter.watch(app.log);
   app.addHook('onClose', async () => metrics.close());
@@ -158,7 +161,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   channelsRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
-  decommissionedRoutes(app, ctx);
+  // The decommissioned operations: 410 Gone, or with --legacy served from the store.
+  legacyFollowsRoutes(app, ctx);
+  legacyTagsRoutes(app, ctx);
   adminRoutes(app, ctx);
   faultRoutes(app, ctx, faults);
   const clockDriver =

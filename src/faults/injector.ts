@@ -57,10 +57,13 @@ export interface InjectedFault {
   injectedFault: string;
   faultSource: Source;
 }
-const injected = new WeakMap<FastifyRequest, InjectedFault>();
 
-/** The fault injected into `req`, if any: the fields its log line gets. */
-export const injectedFault = (req: FastifyRequest): InjectedFault | undefined => injected.get(req);
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The fault injected into the request, if any: the fields its log line gets (null: none). */
+    injectedFault: InjectedFault | null;
+  }
+}
 
 const HEADER_NAME = FAULT_HEADER.toLowerCase();
 
@@ -198,7 +201,7 @@ export class FaultInjector {
       // No answer completes, so no request line is written: this one stands for it.
       const { method, url } = req;
       req.log.info(
-        { method, route: req.routeOptions.url, url, ...injected.get(req) },
+        { method, route: req.routeOptions.url, url, ...req.injectedFault },
         'connection reset (injected fault)',
       );
       // A TCP reset (RST), as a proxy or a crashed server gives; a plain close where there is none.
@@ -211,7 +214,7 @@ export class FaultInjector {
   }
 
   #record(req: FastifyRequest, plan: FaultPlan, source: Source): void {
-    injected.set(req, { injectedFault: describePlan(plan), faultSource: source });
+    req.injectedFault = { injectedFault: describePlan(plan), faultSource: source };
     if (plan.latencyMs !== undefined) this.metrics.faultInjected('latency', source);
     if (plan.status !== undefined) this.metrics.faultInjected(String(plan.status), source);
     if (plan.reset) this.metrics.faultInjected('reset', source);
@@ -243,6 +246,8 @@ export function installFaults(
   setting?: SharedState<FaultSetting, FaultSetting>,
 ): FaultInjector | undefined {
   const faults = new FaultInjector(config, clock, metrics, setting);
+  // Null on every request (the log line reads it) until a fault is injected into it.
+  app.decorateRequest('injectedFault', null);
   if (!faults.enabled) return undefined;
   app.addHook('onRequest', faults.onRequest);
   const { rules, seed } = faults.rules;

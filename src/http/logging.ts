@@ -3,7 +3,7 @@
 // token calls' query string, a revocation names its `token`, an implicit-flow redirect carries an
 // `access_token`, and any error message may quote a URL or a header.
 import { type FastifyReply, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
-import { injectedFault } from '../faults/injector.ts';
+import type {} from '../faults/injector.ts';
 
 /**
  * The parameters whose values are secrets, wherever a URL or a form names them. A report URL's
@@ -89,7 +89,7 @@ class RequestLog extends LogController {
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
       // A fault injected on purpose (faults.ts) says so: the line is not the server's own failure.
-      ...injectedFault(req),
+      ...req.injectedFault,
     };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request completed');

@@ -5,7 +5,7 @@ import type { Static, TProperties, TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { type AccessRule, authorize, type Principal } from './access.ts';
 import { HelixError, helixErrorBody } from './errors.ts';
-import { type QueryOf, querySchema } from './params.ts';
+import { type OperationPaging, operationPaging, type QueryOf, querySchema } from './params.ts';
 
 /** Every operation is served under both prefixes (docs/api.md: the same operation at both). */
 export const OPERATION_PREFIXES = ['/helix', '/mock'] as const;
@@ -17,6 +17,8 @@ export interface OperationRequest<Q> {
   principal: Principal;
   req: FastifyRequest;
   reply: FastifyReply;
+  /** `first`/`after`/`before` and `pagination` of this operation */
+  pages: OperationPaging;
 }
 
 /** The error statuses an operation may answer besides the ones every operation may (COMMON_ERRORS). */
@@ -61,8 +63,23 @@ function securityOf(access: AccessRule) {
   };
 }
 
-// The principal found by the onRequest hook, for the handler of the same request.
-const principals = new WeakMap<FastifyRequest, Principal>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The caller an operation's onRequest hook found, for the handler of the same request; null
+     * before it and on every other route. Declared with `decorateRequest` (decorateOperations).
+     */
+    principal: Principal | null;
+  }
+}
+
+/**
+ * Declares what registerOperation keeps on a request, once per app, before any route: with a null
+ * start value every request object has the same shape from its creation (Fastify's advice).
+ */
+export function decorateOperations(app: FastifyInstance): void {
+  app.decorateRequest('principal', null);
+}
 
 /**
  * Registers one operation at `/helix<path>` and `/mock<path>`. The access rules run in the route's
@@ -79,6 +96,7 @@ export function registerOperation<P extends TProperties, R extends TSchema>(
   const response: Record<number, object> = { 200: described(def.response, 'OK') };
   for (const [status, when] of Object.entries(errors))
     response[Number(status)] = described(helixErrorBody, when);
+  const pages = operationPaging(ctx.secret, def.path);
   for (const prefix of OPERATION_PREFIXES) {
     app.get(prefix + def.path, {
       schema: {
@@ -96,11 +114,12 @@ export function registerOperation<P extends TProperties, R extends TSchema>(
         const principal = await authorize(ctx, req, def.access);
         // Rate limit after the token check (the bucket is the token's), before any parameter.
         reply.headers(await ctx.rateLimiter.charge(principal));
-        principals.set(req, principal);
+        req.principal = principal;
       },
       handler: async (req, reply) => {
-        const principal = principals.get(req) as Principal;
-        return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply });
+        const { principal } = req;
+        if (principal === null) throw new Error(`${req.url}: no principal (the access hook did not run)`);
+        return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply, pages });
       },
     });
     // The operations are reads: any other method on their paths is a 405, not a 404. Refused in

@@ -1,6 +1,5 @@
 // Request rules shared by several operations (spec section 4, common rules), written once.
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
-import type { AppContext } from '../context.ts';
 import type { Key, Page } from '../store/page.ts';
 import { MAX_INDEXED_TEXT } from '../store/text.ts';
 import { parseRfc3339 } from '../wire/datetime.ts';
@@ -90,8 +89,8 @@ export function refuseBefore(q: PagingQuery): void {
     throw badRequest('The parameter "before" is not supported by this operation; page forward with "after"');
 }
 
-export function readPaging(
-  ctx: AppContext,
+function readPaging(
+  secret: string,
   operation: string,
   q: PagingQuery,
   scopeParams: Record<string, unknown>,
@@ -102,7 +101,7 @@ export function readPaging(
   const p: Paging = { first: q.first, scope };
   const cursor = q.after || q.before;
   if (cursor) {
-    const decoded = decodeCursor(ctx.secret, scope, cursor);
+    const decoded = decodeCursor(secret, scope, cursor);
     if (q.after) p.after = decoded.last;
     else p.before = decoded.first;
     if (decoded.epoch !== undefined) p.epoch = decoded.epoch;
@@ -122,10 +121,26 @@ export function cursorOf(secret: string, scope: string, page: Page<unknown>): st
   return page.hasMore && page.ends ? encodeCursor(secret, scope, page.ends, page.epoch) : undefined;
 }
 
-/** `pagination` for a page: a cursor when more rows lie in the direction of travel, `{}` otherwise. */
-export function paginationOf(ctx: AppContext, paging: Paging, page: Page<unknown>): Pagination {
-  const cursor = cursorOf(ctx.secret, paging.scope, page);
-  return cursor === undefined ? {} : { cursor };
+/** The paging of one operation: its cursors are scoped to its path and signed with `secret`. */
+export interface OperationPaging {
+  /**
+   * The keyset request of `q`, its cursor checked against the operation's scope with `scopeParams`
+   * (everything that decides the rows and their order).
+   */
+  read(q: PagingQuery, scopeParams: Record<string, unknown>): Paging;
+  /** `pagination` for a page: a cursor when more rows lie in the direction of travel, `{}` otherwise. */
+  pagination(paging: Paging, page: Page<unknown>): Pagination;
+}
+
+/** The paging of the operation at `path` (without its prefix: both prefixes share their cursors). */
+export function operationPaging(secret: string, path: string): OperationPaging {
+  return {
+    read: (q, scopeParams) => readPaging(secret, path, q, scopeParams),
+    pagination(paging, page) {
+      const cursor = cursorOf(secret, paging.scope, page);
+      return cursor === undefined ? {} : { cursor };
+    },
+  };
 }
 
 /**
@@ -172,20 +187,26 @@ export function valuesTogether<K extends string>(
   return total;
 }
 
+/** The one selector a query gives: its name, and its value, which is there. */
+export type Selected<Q, K extends keyof Q> = { [S in K]-?: { kind: S; value: NonNullable<Q[S]> } }[K];
+
 /**
  * "Exactly one kind of selector" (docs/api.md, GET /clips and GET /videos): the one of `kinds` that
- * the query gives, or a 400 that names them all when none or several are given.
+ * the query gives, with its value, or a 400 that names them all (in alphabetical order) when none
+ * or several are given.
  */
-export function exactlyOneSelector<K extends string>(
-  query: Partial<Record<K, unknown>>,
+export function exactlyOneSelector<Q extends object, K extends keyof Q & string>(
+  query: Q,
   kinds: readonly K[],
-): K {
-  const given = kinds.filter((k) => query[k] !== undefined);
-  const oneOf = `exactly one of ${quoted(kinds).join(', ')} must be given`;
+): Selected<Q, K> {
+  const named = [...kinds].sort();
+  const given = named.filter((k) => query[k] !== undefined);
+  const oneOf = `exactly one of ${quoted(named).join(', ')} must be given`;
   if (given.length === 0) throw badRequest(`Missing required parameter: ${oneOf}`);
   if (given.length > 1)
     throw badRequest(`The parameters ${quoted(given).join(' and ')} cannot be used together: ${oneOf}`);
-  return given[0] as K;
+  const kind = given[0] as K;
+  return { kind, value: query[kind] } as Selected<Q, K>;
 }
 
 /** A date-time query parameter, or a 400 naming it and the rule. */

@@ -8,9 +8,7 @@ import { registerOperation } from '../http/operation.ts';
 import {
   dateTime,
   listResponse,
-  paginationOf,
   pagingParams,
-  readPaging,
   singleString,
   stringEnum,
   withDefault,
@@ -103,7 +101,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
         403: `The ${op.noun} in ${op.idParam} does not belong to the token user`,
         404: `The ${op.noun} in ${op.idParam} does not exist`,
       },
-      async handler(ctx, { query, principal }) {
+      async handler(ctx, { query, principal, pages }) {
         // Production pages these forward only.
         if (query.before !== undefined)
           throw badRequest(
@@ -130,9 +128,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
 
         // One report per game or extension of the user, each over its range (a report without data
         // in the window is still a report: its days are zeros).
-        const paging = readPaging(
-          ctx,
-          op.path,
+        const paging = pages.read(
           { first: query.first, after: query.after },
           { user: userId, type: query.type, started_at: requested.start, ended_at: requested.end },
         );
@@ -146,7 +142,7 @@ export function analyticsRoutes(app: FastifyInstance, ctx: AppContext): void {
           const s = reportSubjectRowToReportSubject(row);
           return subjectToReport(ctx, kind, s, query.type, effectiveRange(requested, s, today));
         });
-        return { data, pagination: paginationOf(ctx, paging, page) };
+        return { data, pagination: pages.pagination(paging, page) };
       },
     });
   }

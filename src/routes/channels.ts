@@ -7,15 +7,7 @@ import { type Principal, tokenUser } from '../http/access.ts';
 import { unauthorized } from '../http/errors.ts';
 import { readOptionalId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  dateTime,
-  paginationOf,
-  paginationSchema,
-  pagingParams,
-  readPaging,
-  refuseBefore,
-  singleString,
-} from '../http/params.ts';
+import { dateTime, paginationSchema, pagingParams, refuseBefore, singleString } from '../http/params.ts';
 import {
   countFollows,
   type FollowSelector,
@@ -77,11 +69,11 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     query: followersParams,
     response: followList(channelFollowerSchema),
-    async handler(ctx, { query, principal }) {
+    async handler(ctx, { query, principal, pages }) {
       const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
       const userId = readOptionalId('user_id', query.user_id);
       refuseBefore(query);
-      const paging = readPaging(ctx, '/channels/followers', query, {
+      const paging = pages.read(query, {
         broadcaster_id: broadcasterId,
         user_id: userId,
       });
@@ -109,7 +101,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
       return {
         total,
         data: page.rows.map(toFollower),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });
@@ -121,13 +113,13 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'user', anyScope: [FOLLOWED_SCOPE] },
     query: followedParams,
     response: followList(followedChannelSchema),
-    async handler(ctx, { query, principal }) {
+    async handler(ctx, { query, principal, pages }) {
       const userId = readRequiredId('user_id', query.user_id);
       const broadcasterId = readOptionalId('broadcaster_id', query.broadcaster_id);
       if (userId !== tokenUser(principal))
         throw unauthorized("The ID in user_id must match the user ID found in the request's OAuth token.");
       refuseBefore(query);
-      const paging = readPaging(ctx, '/channels/followed', query, {
+      const paging = pages.read(query, {
         user_id: userId,
         broadcaster_id: broadcasterId,
       });
@@ -154,7 +146,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
       return {
         total,
         data: page.rows.map(toFollowed),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

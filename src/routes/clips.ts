@@ -10,20 +10,18 @@ import {
   exactlyOneSelector,
   listResponse,
   nullable,
-  paginationOf,
   pagingParams,
   type QueryOf,
   readDateTime,
-  readPaging,
   singleString,
   stringList,
 } from '../http/params.ts';
+import { refuseUnknownGame } from '../http/rules.ts';
 import { CLIP_SELECTORS, type ClipFilters, clipsByIds, clipsPage } from '../store/clips.ts';
 import type { ClipRow } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import type { Links } from '../wire/links.ts';
-import { refuseUnknownGame } from './games.ts';
 
 /** The wire shape of a clip. */
 const clipSchema = Type.Object({
@@ -75,8 +73,8 @@ export function clipRowToClip(row: ClipRow, users: ReadonlyMap<number, UserName>
 const MAX_IDS = 100;
 /** Spec 4.2: without `ended_at`, the period is one week from `started_at`. */
 const DEFAULT_PERIOD = 7 * 86400;
-/** The three selector kinds of GET /clips (docs/api.md), in the order messages name them. */
-const SELECTOR_KINDS = ['broadcaster_id', 'game_id', 'id'] as const;
+/** The three selector kinds of GET /clips (docs/api.md): by ids, or those of a page. */
+const SELECTOR_KINDS = ['id', ...CLIP_SELECTORS] as const;
 
 const clipsParams = {
   ...pagingParams,
@@ -118,26 +116,26 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: clipsParams,
     response: listResponse(clipSchema),
     errors: { 404: 'The game in game_id does not exist' },
-    async handler(ctx, { query }) {
-      exactlyOneSelector(query, SELECTOR_KINDS);
+    async handler(ctx, { query, pages }) {
+      const selected = exactlyOneSelector(query, SELECTOR_KINDS);
       const filters = readFilters(query);
       const db = ctx.store.db;
 
-      if (query.id !== undefined) {
+      if (selected.kind === 'id') {
         // Spec 4.2: the cursors apply only to broadcaster and game queries; an id query never
         // issues one, so a cursor here can only be a mistake.
         for (const p of ['after', 'before'] as const)
           if (query[p] !== undefined)
             throw badRequest(`The parameter "${p}" applies only to queries by "broadcaster_id" or "game_id"`);
-        const rows = await clipsByIds(db, query.id, filters);
+        const rows = await clipsByIds(db, selected.value, filters);
         const users = await ctx.userNames.byIds(rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
         return { data: rows.map((r) => clipRowToClip(r, users, ctx.links)), pagination: {} };
       }
 
-      const selector = CLIP_SELECTORS.find((s) => query[s] !== undefined) as (typeof CLIP_SELECTORS)[number];
-      const value = readNumericId(selector, query[selector] as string);
+      const selector = selected.kind;
+      const value = readNumericId(selector, selected.value);
       // The cursor is bound to everything that decides the rows and their order.
-      const paging = readPaging(ctx, '/clips', query, {
+      const paging = pages.read(query, {
         [selector]: value,
         started_at: filters.period?.from,
         ended_at: filters.period?.to,
@@ -149,7 +147,7 @@ export function clipsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.flatMap((r) => [r.broadcaster_id, r.creator_id]));
       return {
         data: page.rows.map((r) => clipRowToClip(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

@@ -1,20 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { badRequest, notFound } from '../http/errors.ts';
+import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  dataResponse,
-  listResponse,
-  paginationOf,
-  pagingParams,
-  readPaging,
-  stringList,
-  valuesTogether,
-} from '../http/params.ts';
-import { gameExists, gamesByLookup, topGames } from '../store/games.ts';
-import type { Database, GameRow } from '../store/schema.ts';
+import { dataResponse, listResponse, pagingParams, stringList, valuesTogether } from '../http/params.ts';
+import { gamesByLookup, topGames } from '../store/games.ts';
+import type { GameRow } from '../store/schema.ts';
 import { parseNumericId } from '../wire/ids.ts';
 import type { Links } from '../wire/links.ts';
 
@@ -53,21 +44,6 @@ const numericOnly = (values: readonly string[] = []) =>
   });
 
 /**
- * A listing by `game_id` (GET /clips, GET /videos): a game that does not exist is a 404 with the
- * operation's `message` (production words it differently for each); one that exists with no rows,
- * or none that pass the filters, is an empty page. The store is asked only for an empty page: a
- * page with rows names its game.
- */
-export async function refuseUnknownGame(
-  db: Kysely<Database>,
-  gameId: number,
-  rows: readonly unknown[],
-  message: string,
-): Promise<void> {
-  if (rows.length === 0 && !(await gameExists(db, gameId))) throw notFound(message);
-}
-
-/**
  * GET /games/top (docs/api.md): games by current viewers, most popular first. GET /games: games by
  * id, exact name or IGDB id.
  */
@@ -79,12 +55,12 @@ export function gamesRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     query: pagingParams,
     response: listResponse(gameSchema),
-    async handler(ctx, { query }) {
-      const paging = readPaging(ctx, '/games/top', query, {});
+    async handler(ctx, { query, pages }) {
+      const paging = pages.read(query, {});
       const page = await topGames(ctx.store.db, paging);
       return {
         data: page.rows.map((r) => gameRowToGame(r, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

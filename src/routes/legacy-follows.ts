@@ -1,25 +1,17 @@
 // GET /users/follows, decommissioned by production (docs/api.md, Decommissioned): served from the
-// store under its former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
+// store under its former rules with --legacy only (otherwise it answers 410: src/http/sunset.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  dateTime,
-  paginationOf,
-  paginationSchema,
-  pagingParams,
-  readPaging,
-  refuseBefore,
-  singleString,
-} from '../http/params.ts';
-import { type Decommissioned, setNotice } from '../http/sunset.ts';
+import { dateTime, paginationSchema, pagingParams, refuseBefore, singleString } from '../http/params.ts';
+import { type Decommissioned, serveGone, setNotice } from '../http/sunset.ts';
 import { countFollows, type FollowListRow, type FollowSelector, followsPage } from '../store/follows.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import { isDigits, parseNumericId } from '../wire/ids.ts';
 
-export const FOLLOWS: Decommissioned = {
+const FOLLOWS: Decommissioned = {
   path: '/users/follows',
   summary: 'Get Users Follows',
   sunset: '2023-09-12',
@@ -66,7 +58,12 @@ function userIdParam(name: string, v: string | undefined): number | null | undef
   return parseNumericId(v) ?? null;
 }
 
+/** GET /users/follows: 410 Gone as production answers, or with --legacy served from the store. */
 export function legacyFollowsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  if (!ctx.config.legacy) {
+    serveGone(app, FOLLOWS);
+    return;
+  }
   registerOperation(app, ctx, {
     path: FOLLOWS.path,
     summary: FOLLOWS.summary,
@@ -79,14 +76,14 @@ export function legacyFollowsRoutes(app: FastifyInstance, ctx: AppContext): void
       data: Type.Array(followSchema),
       pagination: paginationSchema,
     }),
-    async handler(ctx, { query, reply }) {
+    async handler(ctx, { query, reply, pages }) {
       setNotice(reply, FOLLOWS);
       const from = userIdParam('from_id', query.from_id);
       const to = userIdParam('to_id', query.to_id);
       if (from === undefined && to === undefined)
         throw badRequest('Missing required parameter "from_id" or "to_id"');
       refuseBefore(query);
-      const paging = readPaging(ctx, FOLLOWS.path, query, { from_id: query.from_id, to_id: query.to_id });
+      const paging = pages.read(query, { from_id: query.from_id, to_id: query.to_id });
       if (from === null || to === null) return { total: 0, data: [], pagination: {} };
       const sel = { from, to } as FollowSelector;
       const [page, total] = await Promise.all([
@@ -96,7 +93,7 @@ export function legacyFollowsRoutes(app: FastifyInstance, ctx: AppContext): void
       return {
         total,
         data: page.rows.map(followRowToFollow),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

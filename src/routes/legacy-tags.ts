@@ -1,23 +1,16 @@
 // GET /tags/streams, decommissioned by production (docs/api.md, Decommissioned): served from the
-// store under its former rules with --legacy only (otherwise it answers 410: see decommissioned.ts).
+// store under its former rules with --legacy only (otherwise it answers 410: src/http/sunset.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  listResponse,
-  paginationOf,
-  pagingParams,
-  readPaging,
-  refuseBefore,
-  stringList,
-} from '../http/params.ts';
-import { type Decommissioned, setNotice } from '../http/sunset.ts';
+import { listResponse, pagingParams, refuseBefore, stringList } from '../http/params.ts';
+import { type Decommissioned, serveGone, setNotice } from '../http/sunset.ts';
 import type { TagRow } from '../store/schema.ts';
 import { allTags, tagsByIds } from '../store/tags.ts';
 
-export const STREAM_TAGS: Decommissioned = {
+const STREAM_TAGS: Decommissioned = {
   path: '/tags/streams',
   summary: 'Get All Stream Tags',
   sunset: '2023-07-13',
@@ -53,7 +46,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const streamTagsParams = { tag_id: stringList(MAX_TAG_IDS), ...pagingParams };
 
+/** GET /tags/streams: 410 Gone as production answers, or with --legacy served from the store. */
 export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  if (!ctx.config.legacy) {
+    serveGone(app, STREAM_TAGS);
+    return;
+  }
   registerOperation(app, ctx, {
     path: STREAM_TAGS.path,
     summary: STREAM_TAGS.summary,
@@ -62,7 +60,7 @@ export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     query: streamTagsParams,
     response: listResponse(streamTagSchema),
-    async handler(ctx, { query, reply }) {
+    async handler(ctx, { query, reply, pages }) {
       setNotice(reply, STREAM_TAGS);
       refuseBefore(query);
       if (query.tag_id !== undefined) {
@@ -80,11 +78,11 @@ export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
         );
         return { data: rows.map(tagRowToStreamTag), pagination: {} };
       }
-      const paging = readPaging(ctx, STREAM_TAGS.path, query, {});
+      const paging = pages.read(query, {});
       const page = await allTags(ctx.store.db, paging);
       return {
         data: page.rows.map(tagRowToStreamTag),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

@@ -5,14 +5,7 @@ import { tokenUser } from '../http/access.ts';
 import { badRequest, forbidden, notFound } from '../http/errors.ts';
 import { readNumericId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  dateTime,
-  listResponse,
-  paginationOf,
-  pagingParams,
-  readPaging,
-  singleString,
-} from '../http/params.ts';
+import { dateTime, listResponse, pagingParams, singleString } from '../http/params.ts';
 import {
   hasMarkedVideo,
   type MarkedVideo,
@@ -89,7 +82,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
       403: 'The token user neither owns the video nor created markers in it',
       404: 'The video, or the user or any video of theirs, does not exist',
     },
-    async handler(ctx, { query, principal }) {
+    async handler(ctx, { query, principal, pages }) {
       const given = SELECTORS.filter((k) => query[k] !== undefined && query[k] !== '');
       if (given.length === 0) throw badRequest('Missing required parameter "user_id" or "video_id"');
       if (given.length > 1)
@@ -99,7 +92,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
       const selector = given[0] as (typeof SELECTORS)[number];
       const id = readNumericId(selector, query[selector] as string);
       // Bound to the token user too: the rows are that user's markers.
-      const paging = readPaging(ctx, '/streams/markers', query, { [selector]: id, creator_id: me });
+      const paging = pages.read(query, { [selector]: id, creator_id: me });
 
       let video: MarkedVideo | undefined;
       if (selector === 'video_id') {
@@ -131,7 +124,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
           { video_id: String(video.id), markers: page.rows.map((r) => markerRowToMarker(r, ctx.links)) },
         ],
       };
-      return { data: [group], pagination: paginationOf(ctx, paging, page) };
+      return { data: [group], pagination: pages.pagination(paging, page) };
     },
   });
 }

@@ -4,15 +4,7 @@ import type { AppContext } from '../context.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  dateTime,
-  listResponse,
-  paginationOf,
-  pagingParams,
-  readPaging,
-  stringEnum,
-  stringList,
-} from '../http/params.ts';
+import { dateTime, listResponse, pagingParams, stringEnum, stringList } from '../http/params.ts';
 import { type StreamFilters, type StreamListRow, streamsPage } from '../store/streams.ts';
 import { type UserName, userIdsByLogins } from '../store/users.ts';
 import { rfc3339 } from '../wire/datetime.ts';
@@ -107,7 +99,7 @@ export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
     access: { token: 'any' },
     query: streamsParams,
     response: listResponse(streamSchema),
-    async handler(ctx, { query }) {
+    async handler(ctx, { query, pages }) {
       // Every value is checked before anything reaches the store.
       const userIds = query.user_id && readNumericIds('user_id', query.user_id);
       const logins =
@@ -116,7 +108,7 @@ export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const languages = query.language && readTexts('language', query.language);
       // The cursor is bound to everything that decides the rows (the sets of values, whatever
       // their order or repetition); not to the users the logins name today.
-      const paging = readPaging(ctx, '/streams', query, {
+      const paging = pages.read(query, {
         user_id: sortedUnique(userIds),
         user_login: sortedUnique(logins),
         game_id: sortedUnique(gameIds),
@@ -137,7 +129,7 @@ export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => streamRowToStream(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

@@ -5,15 +5,7 @@ import { tokenUser } from '../http/access.ts';
 import { badRequest, unauthorized } from '../http/errors.ts';
 import { readNumericId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import {
-  paginationOf,
-  paginationSchema,
-  pagingParams,
-  readPaging,
-  singleString,
-  stringEnum,
-  stringList,
-} from '../http/params.ts';
+import { paginationSchema, pagingParams, singleString, stringEnum, stringList } from '../http/params.ts';
 import { TIERS } from '../store/schema.ts';
 import {
   type BroadcasterTotals,
@@ -115,7 +107,7 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
       total: Type.Integer({ description: 'How many subscriptions the channel has' }),
       points: Type.Integer({ description: 'Subscriber points: tier 1 counts 1, tier 2 2, tier 3 6' }),
     }),
-    async handler(ctx, { query, principal }) {
+    async handler(ctx, { query, principal, pages }) {
       const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
       // Spec 4.1: broadcaster_id must equal the user the token belongs to.
       if (broadcasterId !== tokenUser(principal))
@@ -142,12 +134,12 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
         };
       }
 
-      const paging = readPaging(ctx, '/subscriptions', query, { broadcaster_id: broadcasterId });
+      const paging = pages.read(query, { broadcaster_id: broadcasterId });
       const page = await subscriptionsPage(db, broadcasterId, paging, joined);
       const users = await namesOf(ctx, page.rows, joined);
       return {
         data: page.rows.map((r) => subscriptionRowToSubscription(r, broadcaster, users)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
         ...counts,
       };
     },

@@ -7,10 +7,10 @@ import type { AppContext } from '../context.ts';
 import { cursorScope, decodeCursor } from '../http/cursor.ts';
 import { helixErrorBody } from '../http/errors.ts';
 import { cursorOf, cursorParam, type QueryOf, querySchema, withDefault } from '../http/params.ts';
+import { USER_OWN_FIELDS, userOwnFields, userSchema } from '../http/user-fields.ts';
 import { demoClients } from '../store/clients.ts';
 import type { ClientRow } from '../store/schema.ts';
 import { countUsers, usersById } from '../store/users.ts';
-import { USER_OWN_FIELDS, userOwnFields, userSchema } from './users.ts';
 
 /** The mock API's client unit (Go field names, as its JSON has them). */
 const clientUnitSchema = Type.Object({

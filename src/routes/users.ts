@@ -1,33 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { Principal } from '../http/access.ts';
 import { badRequest } from '../http/errors.ts';
 import { readNumericIds } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import { dataResponse, dateTime, stringList, valuesTogether } from '../http/params.ts';
+import { dataResponse, stringList, valuesTogether } from '../http/params.ts';
+import { type User, userOwnFields, userSchema } from '../http/user-fields.ts';
 import type { UserRow } from '../store/schema.ts';
 import { usersByIdsOrLogins } from '../store/users.ts';
-import { rfc3339 } from '../wire/datetime.ts';
 import type { Links } from '../wire/links.ts';
-
-/** The wire shape of a user. */
-export const userSchema = Type.Object({
-  id: Type.String(),
-  login: Type.String(),
-  display_name: Type.String(),
-  type: Type.String({ description: 'Always "": helixd keeps no staff, admin or global-moderator roles' }),
-  broadcaster_type: Type.String(),
-  description: Type.String(),
-  profile_image_url: Type.String(),
-  offline_image_url: Type.String(),
-  view_count: Type.Integer({ description: 'Always 0: production no longer counts channel views' }),
-  email: Type.Optional(
-    Type.String({ description: "Only to the user's own token with user:read:email; absent otherwise" }),
-  ),
-  created_at: dateTime,
-});
-export type User = Static<typeof userSchema>;
 
 /** The scope that lets a user's own token read the user's email address. */
 export const EMAIL_SCOPE = 'user:read:email';
@@ -38,30 +19,6 @@ export const EMAIL_SCOPE = 'user:read:email';
  */
 export function mayReadEmail(principal: Principal, userId: number): boolean {
   return principal.kind === 'user' && principal.userId === userId && principal.scopes.has(EMAIL_SCOPE);
-}
-
-/** The fields of a user that need nothing but its row: GET /users and the mock API's user unit. */
-export const USER_OWN_FIELDS = [
-  'id',
-  'login',
-  'display_name',
-  'type',
-  'broadcaster_type',
-  'description',
-  'created_at',
-] as const;
-
-export function userOwnFields(row: UserRow): Pick<User, (typeof USER_OWN_FIELDS)[number]> {
-  return {
-    id: String(row.id),
-    login: row.login,
-    display_name: row.display_name,
-    // helixd keeps no staff, admin or global-moderator roles: every user is a normal user.
-    type: '',
-    broadcaster_type: row.broadcaster_type,
-    description: row.description,
-    created_at: rfc3339(row.created_at),
-  };
 }
 
 // The key order on the wire is the schema's (the serializer follows it), not this object's.

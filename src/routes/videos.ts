@@ -13,18 +13,16 @@ import {
   listResponse,
   MAX_FIRST,
   nullable,
-  paginationOf,
-  readPaging,
   singleString,
   stringEnum,
   stringList,
 } from '../http/params.ts';
+import { refuseUnknownGame } from '../http/rules.ts';
 import { VIDEO_TYPES } from '../store/schema.ts';
 import type { UserName } from '../store/users.ts';
 import { VIDEO_SELECTORS, VIDEO_SORTS, type VideoRow, videosByIds, videosPage } from '../store/videos.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import { hms, type Links } from '../wire/links.ts';
-import { refuseUnknownGame } from './games.ts';
 
 /** A stretch of a video whose sound is muted, in seconds. */
 const mutedSegmentSchema = Type.Object({ duration: Type.Integer(), offset: Type.Integer() });
@@ -85,8 +83,8 @@ const PERIODS = ['all', 'day', 'week', 'month'] as const;
 const PERIOD_SECONDS = { day: 86400, week: 7 * 86400, month: 30 * 86400 } as const;
 /** `type` of GET /videos (docs/api.md; default `all`). */
 const TYPES = ['all', ...VIDEO_TYPES] as const;
-/** The selectors of GET /videos (docs/api.md), in the order messages name them. */
-const SELECTOR_KINDS = ['game_id', 'id', 'user_id'] as const;
+/** The selectors of GET /videos (docs/api.md): by ids, or those of a page. */
+const SELECTOR_KINDS = ['id', ...VIDEO_SELECTORS] as const;
 /**
  * With `id`, none of these may be used, except at its documented default value: a parameter sent
  * at its default changes nothing, and client libraries send them always (pyTwitchAPI sends
@@ -125,11 +123,11 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: videosParams,
     response: listResponse(videoSchema),
     errors: { 404: 'None of the ids exists, or the game in game_id does not exist' },
-    async handler(ctx, { query }) {
-      exactlyOneSelector(query, SELECTOR_KINDS);
+    async handler(ctx, { query, pages }) {
+      const selected = exactlyOneSelector(query, SELECTOR_KINDS);
       const db = ctx.store.db;
 
-      if (query.id !== undefined) {
+      if (selected.kind === 'id') {
         for (const p of NOT_WITH_ID)
           if (query[p] !== undefined && query[p] !== DEFAULTS_WITH_ID[p])
             throw badRequest(
@@ -137,17 +135,15 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
                 ? `The parameter "${p}" cannot be used with "id" except at its default value, ${DEFAULTS_WITH_ID[p]}`
                 : `The parameter "${p}" cannot be used with "id"`,
             );
-        const rows = await videosByIds(db, readNumericIds('id', query.id));
+        const rows = await videosByIds(db, readNumericIds('id', selected.value));
         // Production: 404 only when none of the ids exists; ids that do not exist are left out.
         if (rows.length === 0) throw notFound('The ID in the id query parameter was not found');
         const users = await ctx.userNames.byIds(rows.map((r) => r.user_id));
         return { data: rows.map((r) => videoRowToVideo(r, users, ctx.links)), pagination: {} };
       }
 
-      const selector = VIDEO_SELECTORS.find(
-        (s) => query[s] !== undefined,
-      ) as (typeof VIDEO_SELECTORS)[number];
-      const value = readNumericId(selector, query[selector] as string);
+      const selector = selected.kind;
+      const value = readNumericId(selector, selected.value);
       // Spec 8: one language value per request (a comma-joined list is several).
       if (query.language?.includes(','))
         throw badRequest('The parameter "language" takes one value: several languages were given');
@@ -156,9 +152,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
       const period = query.period === undefined || query.period === 'all' ? undefined : query.period;
       // The cursor is bound to everything that decides the rows and their order; `period` by name,
       // so that a cursor stays valid while the window moves with the clock.
-      const paging = readPaging(
-        ctx,
-        '/videos',
+      const paging = pages.read(
         { first: query.first ?? DEFAULT_FIRST, after: query.after, before: query.before },
         { [selector]: value, language: query.language, period, sort, type },
       );
@@ -179,7 +173,7 @@ export function videosRoutes(app: FastifyInstance, ctx: AppContext): void {
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => videoRowToVideo(r, users, ctx.links)),
-        pagination: paginationOf(ctx, paging, page),
+        pagination: pages.pagination(paging, page),
       };
     },
   });

@@ -1,5 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { ClipRow, Database } from './schema.ts';
 
 /** The selectors of a paged /clips query (docs/api.md, GET /clips): one broadcaster or one game. */
@@ -31,19 +31,15 @@ function withFilters<O>(
   return r;
 }
 
-/**
- * The SQL of one page of clips (migration 003: with `is_featured` the index
- * (selector, is_featured, view_count, id, created_at), else (selector, view_count, id, created_at);
- * a period is checked on the index entries).
- */
-export function clipsPageQuery(db: Kysely<Database>, q: ClipQuery, page: PageQuery) {
-  return keysetQuery(clipsWhere(db, q), CLIPS_ORDER, 'desc', page);
-}
-
 function clipsWhere(db: Kysely<Database>, q: ClipQuery) {
   return withFilters(db.selectFrom('clips').selectAll().where(q.selector, '=', q.value), q);
 }
 
+/**
+ * One page of clips (migration 003: with `is_featured` the index
+ * (selector, is_featured, view_count, id, created_at), else (selector, view_count, id, created_at);
+ * a period is checked on the index entries).
+ */
 export function clipsPage(db: Kysely<Database>, q: ClipQuery, page: PageQuery): Promise<Page<ClipRow>> {
   return keysetPage(clipsWhere(db, q), CLIPS_ORDER, 'desc', page);
 }

@@ -8,7 +8,7 @@ import {
   movedKeysetPage,
   unmovedSince,
 } from './moves.ts';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, GameRow } from './schema.ts';
 
 /** The order of /games/top: current viewers, most first; ties by id, higher first. */
@@ -45,16 +45,6 @@ function movedTopGames(db: Kysely<Database>, epoch: number) {
     .where('m.seq', '>', epoch)
     .where(firstMoveAfter('game_moves', 'game_id', epoch))
     .where('m.stream_count', '>', sql.lit(0)) as unknown as SelectQueryBuilder<Database, never, GameRow>;
-}
-
-/** The SQL of a first page, or of the first statement of a page after a cursor (plan tests). */
-export function topGamesPageQuery(db: Kysely<Database>, page: PageQuery) {
-  return keysetQuery(currentTopGames(db, page), TOP_GAMES_ORDER, 'desc', page);
-}
-
-/** The second statement of a page after a cursor: the games moved since its epoch (plan tests). */
-export function movedTopGamesPageQuery(db: Kysely<Database>, page: PageQuery) {
-  return keysetQuery(movedTopGames(db, page.epoch ?? 0), MOVED_GAMES_ORDER, 'desc', page);
 }
 
 /**

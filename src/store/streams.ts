@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
 import { epochColumn, epochOfRows, firstMoveAfter, movedKeysetPage, unmovedSince } from './moves.ts';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
 /** The order of /streams (the order of /games/top's sums): current viewers, most first; ties by id, higher first. */
@@ -114,19 +114,6 @@ function movedStreams(db: Kysely<Database>, f: StreamFilters, epoch: number) {
     if (values !== undefined) q = q.where(`m.${column}`, 'in', values as never);
   }
   return q as unknown as SelectQueryBuilder<Database, never, StreamListRow>;
-}
-
-/**
- * The SQL of one page of live streams (for the plan tests): a first page, or the first of the two
- * statements of a page after a cursor (movedStreamsPageQuery is the second).
- */
-export function streamsPageQuery(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
-  return keysetQuery(currentStreams(db, f, page), STREAMS_ORDER, 'desc', page);
-}
-
-/** The second statement of a page after a cursor: the streams moved since its epoch (plan tests). */
-export function movedStreamsPageQuery(db: Kysely<Database>, f: StreamFilters, page: PageQuery) {
-  return keysetQuery(movedStreams(db, f, page.epoch ?? 0), MOVED_STREAMS_ORDER, 'desc', page);
 }
 
 /**

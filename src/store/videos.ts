@@ -1,5 +1,5 @@
 import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely';
-import { keysetPage, keysetQuery, type Page, type PageQuery } from './page.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
 
 /** The selectors of a paged /videos query (docs/api.md, GET /videos): one owner or one game. */
@@ -56,13 +56,9 @@ function videosWhere(db: Kysely<Database>, q: VideoQuery) {
 }
 
 /**
- * The SQL of one page of videos: an index range scan of (selector, sort column, id, type, language
+ * One page of videos: an index range scan of (selector, sort column, id, type, language
  * [, created_at]) (migration 003), the filters checked on the index entries.
  */
-export function videosPageQuery(db: Kysely<Database>, q: VideoQuery, page: PageQuery) {
-  return keysetQuery(videosWhere(db, q), videoOrder(q.sort), 'desc', page);
-}
-
 export function videosPage(db: Kysely<Database>, q: VideoQuery, page: PageQuery): Promise<Page<VideoRow>> {
   return keysetPage(videosWhere(db, q), videoOrder(q.sort), 'desc', page);
 }

@@ -7,14 +7,14 @@
 // changes anything, with a message (`helixd migrate`, `helixd serve`) whose SQL fixes it.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { type Kysely, sql } from 'kysely';
-import { type ClipQuery, clipsPage, clipsPageQuery } from '../../src/store/clips.ts';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
+import { type ClipQuery, clipsPage } from '../../src/store/clips.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import type { Database, NewClip } from '../../src/store/schema.ts';
 import { forEachStore } from '../support/apps.ts';
 import { helixd } from '../support/cli.ts';
 import { cliDb, type StoreKind, type TempStore, tempStore } from '../support/stores.ts';
-import { explain } from './plans.ts';
+import { capturedQueries, explain } from './plans.ts';
 
 // Incompressible: 6,000 hex digits, twice what a PostgreSQL B-tree entry may hold.
 const LONG_TITLE = Array.from({ length: 6000 }, (_, i) => ((i * 7919) % 16).toString(16)).join('');
@@ -105,11 +105,12 @@ async function indexDefinitions(kind: StoreKind, db: Kysely<Database>): Promise<
 async function covering(kind: StoreKind, db: Kysely<Database>): Promise<boolean[]> {
   if (kind === 'sqlite')
     return Promise.all(
-      QUERIES.map(async (q) =>
-        / USING COVERING INDEX clips_\w+_views /.test(
-          (await explain(kind, db, clipsPageQuery(db, q, { first: 3 }).compile())).join('\n'),
-        ),
-      ),
+      QUERIES.map(async (q) => {
+        const [page] = await capturedQueries(db, (d) => clipsPage(d, q, { first: 3 }));
+        return / USING COVERING INDEX clips_\w+_views /.test(
+          (await explain(kind, db, page as CompiledQuery)).join('\n'),
+        );
+      }),
     );
   const defs = await indexDefinitions(kind, db);
   return LISTING_INDEXES.map((name) => / INCLUDE \([^)]*\btitle\)$/.test(defs[name] ?? ''));

@@ -10,7 +10,8 @@ import { type CompiledQuery, sql } from 'kysely';
 import { countFollows, followOfPair, oneSidedPage } from '../../src/store/follows.ts';
 import { isModerator } from '../../src/store/moderators.ts';
 import type { PageQuery } from '../../src/store/page.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { middleKey, queryPlans } from './plans.ts';
 
 forEachStore('query plans of /channels/followers and /channels/followed', (kind: StoreKind) => {

@@ -1,15 +1,16 @@
 // Query plans of GET /clips and GET /videos: every paged query shape is an index range scan in the
 // order of the page (no full scan of a table, no sort), on SQLite (EXPLAIN QUERY PLAN) and on
 // PostgreSQL (plain EXPLAIN on a seeded, analyzed store; no planner switches). The SQL is the one
-// the routes run: compiled from the same store functions.
+// the routes run: recorded as the store functions run it.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
-import { type ClipFilters, type ClipSelector, clipsPage, clipsPageQuery } from '../../src/store/clips.ts';
+import { type ClipFilters, type ClipSelector, clipsPage } from '../../src/store/clips.ts';
 import type { Key, Page, PageQuery } from '../../src/store/page.ts';
-import { type VideoQuery, type VideoSelector, videosPage, videosPageQuery } from '../../src/store/videos.ts';
-import { forEachStore, type StoreKind, startTestApp, TEST_NOW, type TestApp } from '../helpers.ts';
-import { explain, gameWithMostClips, middleKey } from './plans.ts';
+import { type VideoQuery, type VideoSelector, videosPage } from '../../src/store/videos.ts';
+import { forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
+import { gameWithMostClips, middleKey, queryPlans } from './plans.ts';
 
 const DAY = 86400;
 const now = TEST_NOW / 1000;
@@ -29,7 +30,9 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
   });
   after(() => t.close());
 
-  const plan = (q: CompiledQuery) => explain(kind, t.store.db, q);
+  const { captured, plan } = queryPlans(kind, () => t);
+  /** The one statement a store function runs. */
+  const statement = async (run: Parameters<typeof captured>[0]) => (await captured(run))[0] as CompiledQuery;
 
   /**
    * `keyed`: a page after a cursor, whose key must bound the index range (same cost at any depth).
@@ -95,7 +98,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
           const index =
             filters.isFeatured === undefined ? `clips_${name}_views` : `clips_${name}_featured_views`;
           assertRangeScan(
-            await plan(clipsPageQuery(t.store.db, query, page).compile()),
+            await plan(await statement((db) => clipsPage(db, query, page))),
             'clips',
             index,
             where !== 'first page',
@@ -114,9 +117,9 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
     const key = await keyInTheMiddle((page) => clipsPage(t.store.db, clips, page));
     const videos = { selector: 'user_id' as const, value: sel.user_id, sort: 'views' as const };
     for (const q of [
-      clipsPageQuery(t.store.db, clips, { first: 20 }).compile(),
-      clipsPageQuery(t.store.db, clips, { first: 7, after: key }).compile(),
-      videosPageQuery(t.store.db, videos, { first: 100 }).compile(),
+      await statement((db) => clipsPage(db, clips, { first: 20 })),
+      await statement((db) => clipsPage(db, clips, { first: 7, after: key })),
+      await statement((db) => videosPage(db, videos, { first: 100 })),
     ])
       assert.match(q.sql, /limit (21|8|101)$/, q.sql);
   });
@@ -138,7 +141,7 @@ forEachStore('query plans of /clips and /videos', (kind: StoreKind) => {
             const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, [where]: key };
             const name = selector === 'user_id' ? 'user' : 'game';
             assertRangeScan(
-              await plan(videosPageQuery(t.store.db, query, page).compile()),
+              await plan(await statement((db) => videosPage(db, query, page))),
               'videos',
               `videos_${name}_${sort}`,
               where !== 'first page',

@@ -7,10 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
-import { movedTopGamesPageQuery } from '../../src/store/games.ts';
-import { movedStreamsPageQuery } from '../../src/store/streams.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { explain } from './plans.ts';
+import { topGames } from '../../src/store/games.ts';
+import type { PageQuery } from '../../src/store/page.ts';
+import { type StreamFilters, streamsPage } from '../../src/store/streams.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
+import { queryPlans } from './plans.ts';
 
 forEachStore('query plans of the moved rows of /streams and /games/top', (kind: StoreKind) => {
   let t: TestApp;
@@ -31,7 +33,16 @@ forEachStore('query plans of the moved rows of /streams and /games/top', (kind: 
   });
   after(() => t.close());
 
-  const plan = async (q: CompiledQuery) => (await explain(kind, t.store.db, q)).join('\n');
+  const { captured, plan: planLines } = queryPlans(kind, () => t);
+  const plan = async (q: CompiledQuery) => (await planLines(q)).join('\n');
+  /** The second statement a page after a cursor runs: the rows moved since the walk's epoch. */
+  const movedStatement = async (run: Parameters<typeof captured>[0]) => {
+    const queries = await captured(run);
+    assert.equal(queries.length, 2, 'a page after a cursor runs two statements');
+    return queries[1] as CompiledQuery;
+  };
+  const streamsMoved = (f: StreamFilters, page: PageQuery) =>
+    movedStatement((db) => streamsPage(db, f, page));
 
   function assertLogRead(text: string, log: string, listed: string) {
     if (kind === 'sqlite') {
@@ -56,17 +67,13 @@ forEachStore('query plans of the moved rows of /streams and /games/top', (kind: 
   }
 
   it('/streams after a cursor: the log from the epoch on, probes of its rows and of streams', async () => {
-    const q = movedStreamsPageQuery(t.store.db, {}, { first: 20, after: [1000, 1], epoch }).compile();
+    const q = await streamsMoved({}, { first: 20, after: [1000, 1], epoch });
     assertLogRead(await plan(q), 'stream_moves', 'streams');
   });
 
   it('/streams of one game after a cursor: the same, the game checked on the logged values', async () => {
     const game = await t.store.db.selectFrom('streams').select('game_id').limit(1).executeTakeFirstOrThrow();
-    const q = movedStreamsPageQuery(
-      t.store.db,
-      { gameIds: [game.game_id] },
-      { first: 20, after: [1000, 1], epoch },
-    ).compile();
+    const q = await streamsMoved({ gameIds: [game.game_id] }, { first: 20, after: [1000, 1], epoch });
     assertLogRead(await plan(q), 'stream_moves', 'streams');
   });
 
@@ -75,11 +82,9 @@ forEachStore('query plans of the moved rows of /streams and /games/top', (kind: 
       .selectFrom('game_moves')
       .select(sql<number>`max(seq)`.as('n'))
       .executeTakeFirstOrThrow();
-    const q = movedTopGamesPageQuery(t.store.db, {
-      first: 20,
-      after: [1000, 1],
-      epoch: Number(last.n) - 20,
-    }).compile();
+    const q = await movedStatement((db) =>
+      topGames(db, { first: 20, after: [1000, 1], epoch: Number(last.n) - 20 }),
+    );
     assertLogRead(await plan(q), 'game_moves', 'games');
   });
 });

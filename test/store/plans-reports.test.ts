@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { clipsCreatedPerDay, reportDays } from '../../src/store/analytics.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { gameWithMostClips, queryPlans } from './plans.ts';
 
 forEachStore('query plans of the report download', (kind: StoreKind) => {

@@ -4,15 +4,16 @@
 // index that holds the whole page: migration 012; on PostgreSQL an Index Only Scan: 014), and the game names come from primary-key probes
 // of games, on SQLite (EXPLAIN QUERY PLAN) and on PostgreSQL
 // (plain EXPLAIN on a seeded, analyzed store; no planner switches). The SQL is what the route runs:
-// streamsPageQuery is the query streamsPage executes.
+// the first statement streamsPage executes, recorded as it runs.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
 import type { PageQuery } from '../../src/store/page.ts';
-import { type StreamFilters, streamsPage, streamsPageQuery } from '../../src/store/streams.ts';
+import { type StreamFilters, streamsPage } from '../../src/store/streams.ts';
 import { userIdsByLogins } from '../../src/store/users.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
-import { explain, middleKey } from './plans.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
+import { middleKey, queryPlans } from './plans.ts';
 
 const LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'pt', 'ko'];
 
@@ -67,7 +68,10 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
   });
   after(() => t.close());
 
-  const plan = (q: CompiledQuery) => explain(kind, t.store.db, q);
+  const { captured, plan } = queryPlans(kind, () => t);
+  /** The first statement of a page: all of a first page; after a cursor, the rows not moved since its epoch. */
+  const firstStatement = async (f: StreamFilters, page: PageQuery) =>
+    (await captured((db) => streamsPage(db, f, page)))[0] as CompiledQuery;
 
   /**
    * streams is read through one of `indexes` (a range, or, for a first page with no selector, an
@@ -162,7 +166,7 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
             : where === 'after'
               ? { first: 20, after: key }
               : { first: 20, before: key };
-        const lines = await plan(streamsPageQuery(t.store.db, f, page).compile());
+        const lines = await plan(await firstStatement(f, page));
         assertPlan(lines, indexes, {
           keyed: where !== 'first page',
           walk: where === 'first page' && indexes[0] === 'streams_viewers',
@@ -170,11 +174,7 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
       });
 
   it('a page writes its LIMIT into the SQL text and binds every filter value', async () => {
-    const q = streamsPageQuery(
-      t.store.db,
-      { gameIds: games.slice(0, 3), languages: ['de'] },
-      { first: 20 },
-    ).compile();
+    const q = await firstStatement({ gameIds: games.slice(0, 3), languages: ['de'] }, { first: 20 });
     assert.match(q.sql, /limit 21$/);
     assert.deepEqual(q.parameters, [...games.slice(0, 3), 'de']);
   });

@@ -19,7 +19,8 @@ import {
 import type { PageQuery } from '../../src/store/page.ts';
 import { broadcasterTotals, subscriptionsOfUsers, subscriptionsPage } from '../../src/store/subscriptions.ts';
 import { usersByIds } from '../../src/store/users.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { middleKey, queryPlans } from './plans.ts';
 
 forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (kind: StoreKind) => {

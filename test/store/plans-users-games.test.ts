@@ -7,7 +7,8 @@ import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
 import { gamesByLookup } from '../../src/store/games.ts';
 import { usersByIdsOrLogins } from '../../src/store/users.ts';
-import { forEachStore, type StoreKind, startTestApp, type TestApp } from '../helpers.ts';
+import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 import { capturedQueries, explain } from './plans.ts';
 
 /** An index by its PostgreSQL name; SQLite names a key's or unique constraint's index itself. */

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
 import type { Key, Page, PageQuery } from '../../src/store/page.ts';
 import type { Database } from '../../src/store/schema.ts';
-import type { StoreKind, TestApp } from '../helpers.ts';
+import type { TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
 
 /**
  * The SQL `run` executes through `db`, compiled by `db`'s dialect. Each query comes last in the
