@@ -357,11 +357,11 @@ export function cliDb(options: StoreOptions): string {
 }
 
 /**
- * `helixd <args>` through the real command line (src/cli.ts), run in this process: a process start
+ * `helixd <args>` through the real command line (src/cli/), run in this process: a process start
  * per command would cost seconds. `stdin` feeds a `-` input.
  */
 export async function helixd(args: readonly string[], stdin = '') {
-  const { runCaptured } = await import('../src/cli.ts');
+  const { runCaptured } = await import('../src/cli/index.ts');
   return runCaptured(args, stdin);
 }
 
