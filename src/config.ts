@@ -150,13 +150,22 @@ function bool(v: Raw, name: string): boolean {
   throw new ConfigError(`${name}: "${v}" must be true or false`);
 }
 
-/** A bearer token of helixd's own (admin, metrics): at least MIN_ADMIN_TOKEN characters. */
-function secretToken(v: Raw, name: string): string {
-  const token = String(v);
-  if (token.length < MIN_ADMIN_TOKEN)
-    throw new ConfigError(`${name}: must be at least ${MIN_ADMIN_TOKEN} characters`);
-  return token;
-}
+/**
+ * A value as text; `fault`, when given, says what is wrong with a text it refuses (the error names
+ * the option before it).
+ */
+const text =
+  (fault?: (s: string) => string | undefined) =>
+  (v: Raw, label: string): string => {
+    const s = String(v);
+    const wrong = fault?.(s);
+    if (wrong !== undefined) throw new ConfigError(`${label}: ${wrong}`);
+    return s;
+  };
+
+/** A secret: at least `min` characters. */
+const atLeast = (min: number) =>
+  text((s) => (s.length < min ? `must be at least ${min} characters` : undefined));
 
 function url(v: string, name: string): string {
   try {
@@ -171,29 +180,37 @@ function url(v: string, name: string): string {
 const seedNumber = (v: Raw, name: string) => int(v, name, 0, 2 ** 31 - 1);
 
 /**
- * What the production profile refuses, each with the reason its error gives, checked in this
- * order. Injected faults are for tests against a development server, and a leftover HELIXD_FAULTS
- * must stop the start, not fail real clients. Production's clock runs at real speed (from --now, if
+ * What the production profile does with an option, decided here and nowhere else (loadConfig
+ * applies it, the help text states it).
+ *
+ * `needs`: production refuses to start without these, for the reason given. Every instance must
+ * sign cursors and report URLs alike, and report URLs must name the address callers use: a
+ * generated secret and a guessed URL are development's conveniences.
+ *
+ * `refuses`: production refuses to start with these, for the reason given, checked in this order.
+ * Injected faults are for tests against a development server, and a leftover HELIXD_FAULTS must
+ * stop the start, not fail real clients. Production's clock runs at real speed (from --now, if
  * given): a driven clock is for tests (README "Driven clock"). A production store holds the
  * platform's own world: nothing may write it on its own.
+ *
+ * `on`: on in production, whatever is given (production never seeds demo data).
  */
-const REFUSED_IN_PRODUCTION = {
-  faults: 'never injects faults',
-  clock: 'runs its clock at real speed',
-  live: 'never moves the world on its own',
-} as const;
-
-/**
- * What an option is to the production profile. `needs`: production refuses to start without it,
- * for the reason given (every instance must sign cursors and report URLs alike, and report URLs
- * must name the address callers use: a generated secret and a guessed URL are development's
- * conveniences). `refuses`: production refuses to start with it (REFUSED_IN_PRODUCTION). `on`: in
- * production the option is on, whatever is given.
- */
-export type InProduction =
-  | { readonly needs: string }
-  | { readonly refuses: keyof typeof REFUSED_IN_PRODUCTION }
-  | 'on';
+const IN_PRODUCTION: {
+  readonly needs: Partial<Record<ConfigOption, string>>;
+  readonly refuses: readonly (readonly [reason: string, options: readonly ConfigOption[]])[];
+  readonly on: readonly ConfigOption[];
+} = {
+  needs: {
+    secret: 'the signing secret every instance shares',
+    publicUrl: "this server's base URL as callers reach it",
+  },
+  refuses: [
+    ['never injects faults', ['faults', 'faultSeed']],
+    ['runs its clock at real speed', ['clockSpeed']],
+    ['never moves the world on its own', ['live', 'liveRate', 'liveSeed']],
+  ],
+  on: ['skipSeed'],
+};
 
 /** One option of `helixd serve`: its flag, its environment variable, its default, its parsing, its help. */
 export interface OptionSpec<K extends ConfigOption = ConfigOption> {
@@ -206,9 +223,8 @@ export interface OptionSpec<K extends ConfigOption = ConfigOption> {
   readonly default?: string | number | boolean;
   /** a value given (or the default) into the configuration's; ConfigError for one it refuses */
   readonly parse: (v: Raw, label: string) => Config[K];
-  /** `serve --help`'s line, to which the production rule, the default and the env name are added */
+  /** `serve --help`'s line, to which the production rule (IN_PRODUCTION), the default and the env name are added */
   readonly help: string;
-  readonly production?: InProduction;
 }
 
 /**
@@ -220,12 +236,10 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     flag: '--profile <profile>',
     env: 'HELIXD_PROFILE',
     default: 'development',
-    parse: (v, label) => {
-      const profile = String(v) as Profile;
-      if (!PROFILES.includes(profile))
-        throw new ConfigError(`${label}: "${profile}" is not a profile (${PROFILES.join(' or ')})`);
-      return profile;
-    },
+    parse: (v, label) =>
+      text((s) =>
+        PROFILES.includes(s as Profile) ? undefined : `"${s}" is not a profile (${PROFILES.join(' or ')})`,
+      )(v, label) as Profile,
     help: 'development (demo data, mock-server routes, tokens printed) or production',
   },
   port: {
@@ -239,7 +253,7 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     flag: '--host <host>',
     env: 'HELIXD_HOST',
     default: '127.0.0.1',
-    parse: String,
+    parse: text(),
     help: 'address to listen on',
   },
   db: {
@@ -248,19 +262,14 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     // many hosts set it
     alsoEnv: 'DATABASE_URL',
     default: './helixd.db',
-    parse: String,
+    parse: text(),
     help: 'SQLite file path or postgres:// URL',
   },
   secret: {
     flag: '--secret <secret>',
     env: 'HELIXD_SECRET',
-    parse: (v, label) => {
-      const secret = String(v);
-      if (secret.length < 16) throw new ConfigError(`${label}: must be at least 16 characters`);
-      return secret;
-    },
+    parse: atLeast(16),
     help: 'signing secret for report URLs and cursors',
-    production: { needs: 'the signing secret every instance shares' },
   },
   publicUrl: {
     flag: '--public-url <url>',
@@ -268,7 +277,6 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     // unset: http://host:port (loadConfig)
     parse: (v, label) => url(String(v), label),
     help: "this server's base URL as callers see it",
-    production: { needs: "this server's base URL as callers reach it" },
   },
   siteUrl: {
     flag: '--site-url <url>',
@@ -280,12 +288,7 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
   now: {
     flag: '--now <iso>',
     env: 'HELIXD_NOW',
-    parse: (v, label) => {
-      const now = String(v);
-      if (Number.isNaN(Date.parse(now)))
-        throw new ConfigError(`${label}: "${now}" is not an ISO 8601 date-time`);
-      return now;
-    },
+    parse: text((s) => (Number.isNaN(Date.parse(s)) ? `"${s}" is not an ISO 8601 date-time` : undefined)),
     help: 'start the server clock at this instant',
   },
   clockSpeed: {
@@ -294,7 +297,6 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     default: 1,
     parse: speed,
     help: 'run the server clock n times faster than real time, e.g. 60',
-    production: { refuses: 'clock' },
   },
   legacy: {
     flag: '--legacy',
@@ -313,7 +315,7 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
   redisUrl: {
     flag: '--redis-url <url>',
     env: 'HELIXD_REDIS_URL',
-    parse: String,
+    parse: text(),
     help: 'Redis for rate-limit buckets shared by instances',
   },
   userTokenTtl: {
@@ -350,35 +352,30 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     default: false,
     parse: bool,
     help: 'start with an empty store instead of demo data',
-    production: 'on',
   },
   fixtures: {
     flag: '--fixtures <file>',
     env: 'HELIXD_FIXTURES',
-    parse: String,
+    parse: text(),
     help: 'start a fresh store from exactly this world (a fixture document or NDJSON)',
   },
   adminToken: {
     flag: '--admin-token <token>',
     env: 'HELIXD_ADMIN_TOKEN',
-    parse: secretToken,
+    parse: atLeast(MIN_ADMIN_TOKEN),
     help: `bearer token of the admin API under /admin, at least ${MIN_ADMIN_TOKEN} characters; unset: off`,
   },
   metricsToken: {
     flag: '--metrics-token <token>',
     env: 'HELIXD_METRICS_TOKEN',
-    parse: secretToken,
+    parse: atLeast(MIN_ADMIN_TOKEN),
     help: `bearer token /metrics asks for, at least ${MIN_ADMIN_TOKEN} characters; unset: /metrics is open`,
   },
   logLevel: {
     flag: '--log-level <level>',
     env: 'HELIXD_LOG_LEVEL',
     default: 'info',
-    parse: (v, label) => {
-      const level = String(v);
-      if (!LOG_LEVELS.includes(level)) throw new ConfigError(`${label}: "${level}" is not a log level`);
-      return level;
-    },
+    parse: text((s) => (LOG_LEVELS.includes(s) ? undefined : `"${s}" is not a log level`)),
     help: LOG_LEVELS.join('|'),
   },
   queryTimeout: {
@@ -424,14 +421,12 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
       }
     },
     help: 'inject faults at random, e.g. "503:2%, latency:300ms:10%, 429:1%"',
-    production: { refuses: 'faults' },
   },
   faultSeed: {
     flag: '--fault-seed <n>',
     env: 'HELIXD_FAULT_SEED',
     parse: seedNumber,
     help: "seed of --faults' draws, to replay a run",
-    production: { refuses: 'faults' },
   },
   live: {
     flag: '--live',
@@ -439,7 +434,6 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     default: false,
     parse: bool,
     help: 'a world that moves: viewer counts drift, streams go live and offline, clips, videos, subscriptions, follows and markers appear',
-    production: { refuses: 'live' },
   },
   liveRate: {
     flag: '--live-rate <n>',
@@ -454,14 +448,12 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
       return rate;
     },
     help: 'events of --live per second, 0 = only when stepped',
-    production: { refuses: 'live' },
   },
   liveSeed: {
     flag: '--live-seed <n>',
     env: 'HELIXD_LIVE_SEED',
     parse: seedNumber,
     help: "seed of --live's draws, to replay a run",
-    production: { refuses: 'live' },
   },
 };
 
@@ -484,15 +476,15 @@ const label = (k: ConfigOption) => `${OPTIONS[k].env} / ${longFlag(k)}`;
  * alone, so that the default stated is the default used.
  */
 export function helpText(k: ConfigOption, help: string = OPTIONS[k].help): string {
-  const { production, default: dflt, env, alsoEnv } = OPTIONS[k];
+  const { default: dflt, env, alsoEnv } = OPTIONS[k];
   const rule =
-    production === undefined
-      ? ''
-      : production === 'on'
+    IN_PRODUCTION.needs[k] !== undefined
+      ? ' (required in production)'
+      : IN_PRODUCTION.on.includes(k)
         ? ' (always on in production)'
-        : 'needs' in production
-          ? ' (required in production)'
-          : ' (not in production)';
+        : IN_PRODUCTION.refuses.some(([, options]) => options.includes(k))
+          ? ' (not in production)'
+          : '';
   const stated = dflt === undefined || typeof dflt === 'boolean' ? '' : `, default ${dflt}`;
   return `${help}${rule}${stated} (env ${env})${alsoEnv ? `, also ${alsoEnv}` : ''}`;
 }
@@ -526,30 +518,23 @@ export function loadConfig(
   const profile = parse('profile') as Profile;
   const production = profile === 'production';
   if (production) {
-    const needs = (k: ConfigOption) => {
-      const rule = OPTIONS[k].production;
-      return typeof rule === 'object' && 'needs' in rule ? rule.needs : undefined;
-    };
-    const missing = KEYS.filter((k) => needs(k) && (!uses || uses.includes(k)) && pick(k) === undefined);
+    const { needs, refuses } = IN_PRODUCTION;
+    const missing = KEYS.filter((k) => needs[k] && (!uses || uses.includes(k)) && pick(k) === undefined);
     if (missing.length)
       throw new ConfigError(
-        `the production profile needs ${missing.map((k) => `${label(k)} (${needs(k)})`).join(' and ')}`,
+        `the production profile needs ${missing.map((k) => `${label(k)} (${needs[k]})`).join(' and ')}`,
       );
-    for (const [why, reason] of Object.entries(REFUSED_IN_PRODUCTION)) {
-      const refused = KEYS.filter((k) => {
-        const rule = OPTIONS[k].production;
-        return typeof rule === 'object' && 'refuses' in rule && rule.refuses === why;
-      });
-      const present = refused.filter((k) => pick(k) !== undefined);
-      if (present.length)
-        throw new ConfigError(`the production profile ${reason}: remove ${present.map(label).join(' and ')}`);
+    for (const [reason, options] of refuses) {
+      const given = options.filter((k) => pick(k) !== undefined);
+      if (given.length)
+        throw new ConfigError(`the production profile ${reason}: remove ${given.map(label).join(' and ')}`);
     }
   }
 
   const values: Partial<Record<ConfigOption, unknown>> = { profile };
   for (const k of KEYS) {
     if (k === 'profile') continue;
-    values[k] = production && OPTIONS[k].production === 'on' ? true : parse(k);
+    values[k] = production && IN_PRODUCTION.on.includes(k) ? true : parse(k);
   }
   const c = values as { -readonly [K in ConfigOption]: Config[K] };
   if (c.publicUrl === undefined) {
