@@ -1,6 +1,9 @@
 // Configuration is read once, here: command-line flags, then HELIXD_* environment variables, then
 // defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
-// process.env.
+// process.env. Each option is declared once, in OPTIONS (flag, environment variable, default,
+// parsing, help) and IN_PRODUCTION (what the production profile does with it): the command line's
+// options (src/cli/options.ts) and the help text's defaults come from there, and a test holds
+// docs/configuration.md's table to `helixd serve --help`.
 import { availableParallelism } from 'node:os';
 import { type FaultRule, FaultSyntaxError, parseFaultRules } from './faults/rules.ts';
 
