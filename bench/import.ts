@@ -21,7 +21,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { runCaptured as RunCaptured } from '../src/cli.ts';
+import type { runCaptured as RunCaptured } from '../src/cli/index.ts';
 import type { Summary } from '../src/io/progress.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -3,8 +3,8 @@
 // modules: bench/README.md, "Start-up"). Types are checked by `npm run typecheck`, not here.
 //
 // dist/ holds:
-// - cli.js, what bin/helixd.js imports: src/cli.ts and everything it imports, the packages
-//   included; the modules a command imports when it runs (src/cli.ts) are split into chunks beside
+// - cli.js, what bin/helixd.js imports: src/cli/index.ts and everything it imports, the packages
+//   included; the modules a command imports when it runs (src/cli/) are split into chunks beside
 //   it, so that `--help` loads none of them;
 // - seed/worker.js and io/worker.js, the modules of the two worker threads, each one bundle, with
 //   the threads' entries (seed/worker-thread.js, io/worker-thread.js) and worker-entry.js copied as
@@ -113,7 +113,7 @@ rmSync(DIST, { recursive: true, force: true });
 
 await build({
   ...COMMON,
-  entryPoints: { cli: join(SRC, 'cli.ts') },
+  entryPoints: { cli: join(SRC, 'cli', 'index.ts') },
   outdir: DIST,
   splitting: true,
   chunkNames: '[name]-[hash]',

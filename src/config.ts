@@ -1,12 +1,15 @@
 // Configuration is read once, here: command-line flags, then HELIXD_* environment variables, then
 // defaults. The result is validated and frozen and passed to whatever needs it; nothing else reads
-// process.env.
+// process.env. Each option is declared once, in OPTIONS (flag, environment variable, default,
+// parsing, help) and IN_PRODUCTION (what the production profile does with it): the command line's
+// options (src/cli/options.ts) and the help text's defaults come from there, and a test holds
+// docs/configuration.md's table to `helixd serve --help`.
 import { availableParallelism } from 'node:os';
 import { type FaultRule, FaultSyntaxError, parseFaultRules } from './faults/rules.ts';
 
 /**
  * `development` (the default): demo data, the mock-server routes, tokens printed at start.
- * `production`: none of those; --secret and --public-url required (README "Production").
+ * `production`: none of those; --secret and --public-url required (docs/production.md).
  */
 export const PROFILES = ['development', 'production'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -77,42 +80,16 @@ export interface Config {
 
 /** What the profile decides: never an option of its own. */
 type Derived = 'devShortcuts';
-/** The options, each a flag and an environment variable. */
+/** The options, each a flag and an environment variable (OPTIONS). */
 export type ConfigOption = Exclude<keyof Config, Derived>;
 
-export type ConfigInput = Partial<Record<ConfigOption, string | number | boolean | undefined>>;
+/** A value as given: a flag's (a string, or true for a flag without one) or an environment variable's. */
+type Raw = string | number | boolean;
 
-export const ENV_NAMES: Record<ConfigOption, string> = {
-  profile: 'HELIXD_PROFILE',
-  port: 'HELIXD_PORT',
-  host: 'HELIXD_HOST',
-  db: 'HELIXD_DB',
-  secret: 'HELIXD_SECRET',
-  publicUrl: 'HELIXD_PUBLIC_URL',
-  siteUrl: 'HELIXD_SITE_URL',
-  now: 'HELIXD_NOW',
-  clockSpeed: 'HELIXD_CLOCK_SPEED',
-  legacy: 'HELIXD_LEGACY',
-  rateLimit: 'HELIXD_RATE_LIMIT',
-  redisUrl: 'HELIXD_REDIS_URL',
-  userTokenTtl: 'HELIXD_USER_TOKEN_TTL',
-  appTokenTtl: 'HELIXD_APP_TOKEN_TTL',
-  seed: 'HELIXD_SEED',
-  users: 'HELIXD_USERS',
-  skipSeed: 'HELIXD_SKIP_SEED',
-  fixtures: 'HELIXD_FIXTURES',
-  logLevel: 'HELIXD_LOG_LEVEL',
-  adminToken: 'HELIXD_ADMIN_TOKEN',
-  queryTimeout: 'HELIXD_QUERY_TIMEOUT',
-  metricsToken: 'HELIXD_METRICS_TOKEN',
-  workers: 'HELIXD_WORKERS',
-  drain: 'HELIXD_DRAIN',
-  faults: 'HELIXD_FAULTS',
-  faultSeed: 'HELIXD_FAULT_SEED',
-  live: 'HELIXD_LIVE',
-  liveRate: 'HELIXD_LIVE_RATE',
-  liveSeed: 'HELIXD_LIVE_SEED',
-};
+export type ConfigInput = Partial<Record<ConfigOption, Raw | undefined>>;
+
+/** The levels `--log-level` takes. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** The most events per second `--live-rate` takes. */
 export const MAX_LIVE_RATE = 10_000;
@@ -149,7 +126,7 @@ export function parseDurationMs(v: string | number, name = 'duration'): number {
   return ms;
 }
 
-function int(v: string | number | boolean, name: string, min: number, max: number): number {
+function int(v: Raw, name: string, min: number, max: number): number {
   const n = typeof v === 'number' ? v : Number(String(v).trim());
   if (!Number.isInteger(n) || n < min || n > max)
     throw new ConfigError(`${name}: "${v}" must be a whole number from ${min} to ${max}`);
@@ -159,7 +136,7 @@ function int(v: string | number | boolean, name: string, min: number, max: numbe
 /** The fastest `--clock-speed`: a year of server time in about half a minute. */
 export const MAX_CLOCK_SPEED = 1_000_000;
 
-function speed(v: string | number | boolean, name: string): number {
+function speed(v: Raw, name: string): number {
   const n = typeof v === 'number' ? v : /^\d+(\.\d+)?$/.test(String(v).trim()) ? Number(v) : Number.NaN;
   if (!(n > 0 && n <= MAX_CLOCK_SPEED))
     throw new ConfigError(
@@ -168,7 +145,7 @@ function speed(v: string | number | boolean, name: string): number {
   return n;
 }
 
-function bool(v: string | number | boolean, name: string): boolean {
+function bool(v: Raw, name: string): boolean {
   if (typeof v === 'boolean') return v;
   const s = String(v).toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(s)) return true;
@@ -176,14 +153,22 @@ function bool(v: string | number | boolean, name: string): boolean {
   throw new ConfigError(`${name}: "${v}" must be true or false`);
 }
 
-/** A bearer token of helixd's own (admin, metrics): unset, or at least MIN_ADMIN_TOKEN characters. */
-function secretToken(v: string | number | boolean | undefined, name: string): string | undefined {
-  if (v === undefined) return undefined;
-  const token = String(v);
-  if (token.length < MIN_ADMIN_TOKEN)
-    throw new ConfigError(`${name}: must be at least ${MIN_ADMIN_TOKEN} characters`);
-  return token;
-}
+/**
+ * A value as text; `fault`, when given, says what is wrong with a text it refuses (the error names
+ * the option before it).
+ */
+const text =
+  (fault?: (s: string) => string | undefined) =>
+  (v: Raw, label: string): string => {
+    const s = String(v);
+    const wrong = fault?.(s);
+    if (wrong !== undefined) throw new ConfigError(`${label}: ${wrong}`);
+    return s;
+  };
+
+/** A secret: at least `min` characters. */
+const atLeast = (min: number) =>
+  text((s) => (s.length < min ? `must be at least ${min} characters` : undefined));
 
 function url(v: string, name: string): string {
   try {
@@ -195,9 +180,322 @@ function url(v: string, name: string): string {
   }
 }
 
+const seedNumber = (v: Raw, name: string) => int(v, name, 0, 2 ** 31 - 1);
+
+/**
+ * What the production profile does with an option, decided here and nowhere else (loadConfig
+ * applies it, the help text states it).
+ *
+ * `needs`: production refuses to start without these, for the reason given. Every instance must
+ * sign cursors and report URLs alike, and report URLs must name the address callers use: a
+ * generated secret and a guessed URL are development's conveniences.
+ *
+ * `refuses`: production refuses to start with these, for the reason given, checked in this order.
+ * Injected faults are for tests against a development server, and a leftover HELIXD_FAULTS must
+ * stop the start, not fail real clients. Production's clock runs at real speed (from --now, if
+ * given): a driven clock is for tests (docs/clock.md). A production store holds the
+ * platform's own world: nothing may write it on its own.
+ *
+ * `on`: on in production, whatever is given (production never seeds demo data).
+ */
+const IN_PRODUCTION: {
+  readonly needs: Partial<Record<ConfigOption, string>>;
+  readonly refuses: readonly (readonly [reason: string, options: readonly ConfigOption[]])[];
+  readonly on: readonly ConfigOption[];
+} = {
+  needs: {
+    secret: 'the signing secret every instance shares',
+    publicUrl: "this server's base URL as callers reach it",
+  },
+  refuses: [
+    ['never injects faults', ['faults', 'faultSeed']],
+    ['runs its clock at real speed', ['clockSpeed']],
+    ['never moves the world on its own', ['live', 'liveRate', 'liveSeed']],
+  ],
+  on: ['skipSeed'],
+};
+
+/** One option of `helixd serve`: its flag, its environment variable, its default, its parsing, its help. */
+export interface OptionSpec<K extends ConfigOption = ConfigOption> {
+  /** commander's flags: `--rate-limit <points>`, `-p, --port <port>`; a flag without a value is a boolean */
+  readonly flag: string;
+  readonly env: string;
+  /** read after `env` when neither flag nor `env` is given */
+  readonly alsoEnv?: string;
+  /** the value when none is given, parsed as a given one would be; the help text states it */
+  readonly default?: string | number | boolean;
+  /** a value given (or the default) into the configuration's; ConfigError for one it refuses */
+  readonly parse: (v: Raw, label: string) => Config[K];
+  /** `serve --help`'s line, to which the production rule (IN_PRODUCTION), the default and the env name are added */
+  readonly help: string;
+}
+
+/**
+ * Every option of `helixd serve`, in the order of `serve --help` (and docs/configuration.md). The
+ * other commands take some of them (src/cli/options.ts) and read only the ones they use.
+ */
+export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
+  profile: {
+    flag: '--profile <profile>',
+    env: 'HELIXD_PROFILE',
+    default: 'development',
+    parse: (v, label) =>
+      text((s) =>
+        PROFILES.includes(s as Profile) ? undefined : `"${s}" is not a profile (${PROFILES.join(' or ')})`,
+      )(v, label) as Profile,
+    help: 'development (demo data, mock-server routes, tokens printed) or production',
+  },
+  port: {
+    flag: '-p, --port <port>',
+    env: 'HELIXD_PORT',
+    default: 8080,
+    parse: (v, label) => int(v, label, 0, 65535),
+    help: 'port to listen on',
+  },
+  host: {
+    flag: '--host <host>',
+    env: 'HELIXD_HOST',
+    default: '127.0.0.1',
+    parse: text(),
+    help: 'address to listen on',
+  },
+  db: {
+    flag: '--db <url>',
+    env: 'HELIXD_DB',
+    // many hosts set it
+    alsoEnv: 'DATABASE_URL',
+    default: './helixd.db',
+    parse: text(),
+    help: 'SQLite file path or postgres:// URL',
+  },
+  secret: {
+    flag: '--secret <secret>',
+    env: 'HELIXD_SECRET',
+    parse: atLeast(16),
+    help: 'signing secret for report URLs and cursors',
+  },
+  publicUrl: {
+    flag: '--public-url <url>',
+    env: 'HELIXD_PUBLIC_URL',
+    // unset: http://host:port (loadConfig)
+    parse: (v, label) => url(String(v), label),
+    help: "this server's base URL as callers see it",
+  },
+  siteUrl: {
+    flag: '--site-url <url>',
+    env: 'HELIXD_SITE_URL',
+    default: 'https://streams.example.com',
+    parse: (v, label) => url(String(v), label),
+    help: "base URL of the platform's site, for links in answers",
+  },
+  now: {
+    flag: '--now <iso>',
+    env: 'HELIXD_NOW',
+    parse: text((s) => (Number.isNaN(Date.parse(s)) ? `"${s}" is not an ISO 8601 date-time` : undefined)),
+    help: 'start the server clock at this instant',
+  },
+  clockSpeed: {
+    flag: '--clock-speed <n>',
+    env: 'HELIXD_CLOCK_SPEED',
+    default: 1,
+    parse: speed,
+    help: 'run the server clock n times faster than real time, e.g. 60',
+  },
+  legacy: {
+    flag: '--legacy',
+    env: 'HELIXD_LEGACY',
+    default: false,
+    parse: bool,
+    help: 'serve the decommissioned operations from the store',
+  },
+  rateLimit: {
+    flag: '--rate-limit <points>',
+    env: 'HELIXD_RATE_LIMIT',
+    default: 800,
+    parse: (v, label) => int(v, label, 0, 1_000_000_000),
+    help: 'rate-limit points per minute, 0 = off',
+  },
+  redisUrl: {
+    flag: '--redis-url <url>',
+    env: 'HELIXD_REDIS_URL',
+    parse: text(),
+    help: 'Redis for rate-limit buckets shared by instances',
+  },
+  userTokenTtl: {
+    flag: '--user-token-ttl <duration>',
+    env: 'HELIXD_USER_TOKEN_TTL',
+    default: '4h',
+    parse: (v, label) => parseDuration(String(v), label),
+    help: 'lifetime of user tokens',
+  },
+  appTokenTtl: {
+    flag: '--app-token-ttl <duration>',
+    env: 'HELIXD_APP_TOKEN_TTL',
+    default: '60d',
+    parse: (v, label) => parseDuration(String(v), label),
+    help: 'lifetime of app tokens',
+  },
+  seed: {
+    flag: '--seed <n>',
+    env: 'HELIXD_SEED',
+    default: 1,
+    parse: seedNumber,
+    help: 'demo data seed for the first start',
+  },
+  users: {
+    flag: '--users <n>',
+    env: 'HELIXD_USERS',
+    default: 200,
+    parse: (v, label) => int(v, label, 10, 10_000_000),
+    help: 'demo data size for the first start',
+  },
+  skipSeed: {
+    flag: '--skip-seed',
+    env: 'HELIXD_SKIP_SEED',
+    default: false,
+    parse: bool,
+    help: 'start with an empty store instead of demo data',
+  },
+  fixtures: {
+    flag: '--fixtures <file>',
+    env: 'HELIXD_FIXTURES',
+    parse: text(),
+    help: 'start a fresh store from exactly this world (a fixture document or NDJSON)',
+  },
+  adminToken: {
+    flag: '--admin-token <token>',
+    env: 'HELIXD_ADMIN_TOKEN',
+    parse: atLeast(MIN_ADMIN_TOKEN),
+    help: `bearer token of the admin API under /admin, at least ${MIN_ADMIN_TOKEN} characters; unset: off`,
+  },
+  metricsToken: {
+    flag: '--metrics-token <token>',
+    env: 'HELIXD_METRICS_TOKEN',
+    parse: atLeast(MIN_ADMIN_TOKEN),
+    help: `bearer token /metrics asks for, at least ${MIN_ADMIN_TOKEN} characters; unset: /metrics is open`,
+  },
+  logLevel: {
+    flag: '--log-level <level>',
+    env: 'HELIXD_LOG_LEVEL',
+    default: 'info',
+    parse: text((s) => (LOG_LEVELS.includes(s) ? undefined : `"${s}" is not a log level`)),
+    help: LOG_LEVELS.join('|'),
+  },
+  queryTimeout: {
+    flag: '--query-timeout <duration>',
+    env: 'HELIXD_QUERY_TIMEOUT',
+    default: '2s',
+    parse: (v, label) => parseDurationMs(String(v), label),
+    help: 'deadline of every store query and Redis command (500ms, 2s), then 503',
+  },
+  workers: {
+    flag: '--workers <n>',
+    env: 'HELIXD_WORKERS',
+    default: 1,
+    parse: (v, label) => {
+      // `auto`: one process per core this process may use.
+      const given = String(v).trim();
+      const n = given === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : Number(given);
+      if (!/^(\d+|auto)$/.test(given) || n < 1 || n > MAX_WORKERS)
+        throw new ConfigError(
+          `${label}: "${given}" must be a whole number from 1 to ${MAX_WORKERS}, or auto`,
+        );
+      return n;
+    },
+    help: 'processes serving the port: a number, or auto (one per core)',
+  },
+  drain: {
+    flag: '--drain <duration>',
+    env: 'HELIXD_DRAIN',
+    default: '5s',
+    parse: (v, label) => parseDuration(String(v), label, true),
+    help: 'on SIGTERM or SIGINT, how long /readyz answers 503 before the listener closes',
+  },
+  faults: {
+    flag: '--faults <rules>',
+    env: 'HELIXD_FAULTS',
+    // unset: none (loadConfig)
+    parse: (v, label) => {
+      try {
+        return parseFaultRules(String(v));
+      } catch (e) {
+        if (e instanceof FaultSyntaxError) throw new ConfigError(`${label}: ${e.message}`);
+        throw e;
+      }
+    },
+    help: 'inject faults at random, e.g. "503:2%, latency:300ms:10%, 429:1%"',
+  },
+  faultSeed: {
+    flag: '--fault-seed <n>',
+    env: 'HELIXD_FAULT_SEED',
+    parse: seedNumber,
+    help: "seed of --faults' draws, to replay a run",
+  },
+  live: {
+    flag: '--live',
+    env: 'HELIXD_LIVE',
+    default: false,
+    parse: bool,
+    help: 'a world that moves: viewer counts drift, streams go live and offline, clips, videos, subscriptions, follows and markers appear',
+  },
+  liveRate: {
+    flag: '--live-rate <n>',
+    env: 'HELIXD_LIVE_RATE',
+    default: 5,
+    parse: (v, label) => {
+      const rate = Number(String(v).trim());
+      if (!/^\d+(\.\d+)?$/.test(String(v).trim()) || rate > MAX_LIVE_RATE)
+        throw new ConfigError(
+          `${label}: "${v}" must be a number of events per second from 0 to ${MAX_LIVE_RATE}`,
+        );
+      return rate;
+    },
+    help: 'events of --live per second, 0 = only when stepped',
+  },
+  liveSeed: {
+    flag: '--live-seed <n>',
+    env: 'HELIXD_LIVE_SEED',
+    parse: seedNumber,
+    help: "seed of --live's draws, to replay a run",
+  },
+};
+
+const KEYS = Object.keys(OPTIONS) as ConfigOption[];
+
+export const ENV_NAMES = Object.fromEntries(KEYS.map((k) => [k, OPTIONS[k].env])) as Record<
+  ConfigOption,
+  string
+>;
+
+/** `--rate-limit`, of `--rate-limit <points>` */
+const longFlag = (k: ConfigOption): string => /--[a-z-]+/.exec(OPTIONS[k].flag)?.[0] ?? k;
+
+/** The name an error gives an option: `HELIXD_PORT / --port`. */
+const label = (k: ConfigOption) => `${OPTIONS[k].env} / ${longFlag(k)}`;
+
+/**
+ * The help text of option `k`: `help` (the table's when unset: the command's own wording), what the
+ * production profile does with it, its default, its environment variables. Written from the table
+ * alone, so that the default stated is the default used.
+ */
+export function helpText(k: ConfigOption, help: string = OPTIONS[k].help): string {
+  const { default: dflt, env, alsoEnv } = OPTIONS[k];
+  const rule =
+    IN_PRODUCTION.needs[k] !== undefined
+      ? ' (required in production)'
+      : IN_PRODUCTION.on.includes(k)
+        ? ' (always on in production)'
+        : IN_PRODUCTION.refuses.some(([, options]) => options.includes(k))
+          ? ' (not in production)'
+          : '';
+  const stated = dflt === undefined || typeof dflt === 'boolean' ? '' : `, default ${dflt}`;
+  return `${help}${rule}${stated} (env ${env})${alsoEnv ? `, also ${alsoEnv}` : ''}`;
+}
+
 /**
  * Builds the configuration from flags (already parsed; undefined when not given) and an
- * environment. `DATABASE_URL` is honoured after `HELIXD_DB`, as many hosts set it.
+ * environment: each option from its flag, else its environment variable(s), else its default
+ * (OPTIONS).
  *
  * `uses`: the options a command reads (every one when unset: `serve`). The others are neither read
  * from the environment nor checked, and keep their defaults: a host's HELIXD_* variables, set for
@@ -209,156 +507,44 @@ export function loadConfig(
   env: NodeJS.ProcessEnv,
   uses?: readonly ConfigOption[],
 ): Config {
-  const pick = (k: ConfigOption) => {
+  const given = (v: string | undefined) => (v !== undefined && v !== '' ? v : undefined);
+  const pick = (k: ConfigOption): Raw | undefined => {
     if (uses && !uses.includes(k)) return undefined;
-    const f = flags[k];
-    if (f !== undefined) return f;
-    const e = env[ENV_NAMES[k]];
-    return e !== undefined && e !== '' ? e : undefined;
+    const { env: name, alsoEnv } = OPTIONS[k];
+    return flags[k] ?? given(env[name]) ?? (alsoEnv === undefined ? undefined : given(env[alsoEnv]));
   };
-  const label = (k: ConfigOption) =>
-    `${ENV_NAMES[k]} / --${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  const parse = <K extends ConfigOption>(k: K): Config[K] | undefined => {
+    const v = pick(k) ?? OPTIONS[k].default;
+    return v === undefined ? undefined : OPTIONS[k].parse(v, label(k));
+  };
 
-  const profile = String(pick('profile') ?? 'development') as Profile;
-  if (!PROFILES.includes(profile))
-    throw new ConfigError(`${label('profile')}: "${profile}" is not a profile (${PROFILES.join(' or ')})`);
+  const profile = parse('profile') as Profile;
   const production = profile === 'production';
   if (production) {
-    // Every instance must sign cursors and report URLs alike, and report URLs must name the address
-    // callers use: a generated secret and a guessed URL are development's conveniences.
-    const why = {
-      secret: 'the signing secret every instance shares',
-      publicUrl: "this server's base URL as callers reach it",
-    } as const;
-    const missing = (['secret', 'publicUrl'] as const).filter(
-      (k) => (!uses || uses.includes(k)) && pick(k) === undefined,
-    );
+    const { needs, refuses } = IN_PRODUCTION;
+    const missing = KEYS.filter((k) => needs[k] && (!uses || uses.includes(k)) && pick(k) === undefined);
     if (missing.length)
       throw new ConfigError(
-        `the production profile needs ${missing.map((k) => `${label(k)} (${why[k]})`).join(' and ')}`,
+        `the production profile needs ${missing.map((k) => `${label(k)} (${needs[k]})`).join(' and ')}`,
       );
+    for (const [reason, options] of refuses) {
+      const given = options.filter((k) => pick(k) !== undefined);
+      if (given.length)
+        throw new ConfigError(`the production profile ${reason}: remove ${given.map(label).join(' and ')}`);
+    }
   }
 
-  if (production) {
-    // A production server answers as production does: injected faults are for tests against a
-    // development server, and a leftover HELIXD_FAULTS must stop the start, not fail real clients.
-    const given = (['faults', 'faultSeed'] as const).filter((k) => pick(k) !== undefined);
-    if (given.length)
-      throw new ConfigError(
-        `the production profile never injects faults: remove ${given.map(label).join(' and ')}`,
-      );
+  const values: Partial<Record<ConfigOption, unknown>> = { profile };
+  for (const k of KEYS) {
+    if (k === 'profile') continue;
+    values[k] = production && IN_PRODUCTION.on.includes(k) ? true : parse(k);
   }
-  // Production's clock runs at real speed (from --now, if given): a driven clock is for tests
-  // (README "Driven clock").
-  if (production && pick('clockSpeed') !== undefined)
-    throw new ConfigError(
-      `the production profile runs its clock at real speed: remove ${label('clockSpeed')}`,
-    );
-  if (production) {
-    // A production store holds the platform's own world: nothing may write it on its own.
-    const given = (['live', 'liveRate', 'liveSeed'] as const).filter((k) => pick(k) !== undefined);
-    if (given.length)
-      throw new ConfigError(
-        `the production profile never moves the world on its own: remove ${given.map(label).join(' and ')}`,
-      );
+  const c = values as { -readonly [K in ConfigOption]: Config[K] };
+  if (c.publicUrl === undefined) {
+    const host = c.host;
+    const publicHost =
+      host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+    c.publicUrl = OPTIONS.publicUrl.parse(`http://${publicHost}:${c.port}`, label('publicUrl'));
   }
-  const live = bool(pick('live') ?? false, label('live'));
-  const liveRateRaw = pick('liveRate');
-  const liveRate = liveRateRaw === undefined ? 5 : Number(String(liveRateRaw).trim());
-  if (
-    liveRateRaw !== undefined &&
-    (!/^\d+(\.\d+)?$/.test(String(liveRateRaw).trim()) || liveRate > MAX_LIVE_RATE)
-  )
-    throw new ConfigError(
-      `${label('liveRate')}: "${liveRateRaw}" must be a number of events per second from 0 to ${MAX_LIVE_RATE}`,
-    );
-  const liveSeedRaw = pick('liveSeed');
-  const liveSeed =
-    liveSeedRaw === undefined ? undefined : int(liveSeedRaw, label('liveSeed'), 0, 2 ** 31 - 1);
-  const faultsRaw = pick('faults');
-  let faults: FaultRule[] = [];
-  try {
-    if (faultsRaw !== undefined) faults = parseFaultRules(String(faultsRaw));
-  } catch (e) {
-    if (e instanceof FaultSyntaxError) throw new ConfigError(`${label('faults')}: ${e.message}`);
-    throw e;
-  }
-  const faultSeedRaw = pick('faultSeed');
-  const faultSeed =
-    faultSeedRaw === undefined ? undefined : int(faultSeedRaw, label('faultSeed'), 0, 2 ** 31 - 1);
-
-  const port = int(pick('port') ?? 8080, label('port'), 0, 65535);
-  const host = String(pick('host') ?? '127.0.0.1');
-  const db = String(pick('db') ?? env.DATABASE_URL ?? './helixd.db');
-  const secretRaw = pick('secret');
-  const secret = secretRaw === undefined ? undefined : String(secretRaw);
-  if (secret !== undefined && secret.length < 16)
-    throw new ConfigError(`${label('secret')}: must be at least 16 characters`);
-  const publicHost =
-    host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  const publicUrl = url(String(pick('publicUrl') ?? `http://${publicHost}:${port}`), label('publicUrl'));
-  const siteUrl = url(String(pick('siteUrl') ?? 'https://streams.example.com'), label('siteUrl'));
-  const nowRaw = pick('now');
-  const now = nowRaw === undefined ? undefined : String(nowRaw);
-  if (now !== undefined && Number.isNaN(Date.parse(now)))
-    throw new ConfigError(`${label('now')}: "${now}" is not an ISO 8601 date-time`);
-  const clockSpeed = speed(pick('clockSpeed') ?? 1, label('clockSpeed'));
-  const legacy = bool(pick('legacy') ?? false, label('legacy'));
-  const rateLimit = int(pick('rateLimit') ?? 800, label('rateLimit'), 0, 1_000_000_000);
-  const redisRaw = pick('redisUrl');
-  const redisUrl = redisRaw === undefined ? undefined : String(redisRaw);
-  const userTokenTtl = parseDuration(String(pick('userTokenTtl') ?? '4h'), label('userTokenTtl'));
-  const appTokenTtl = parseDuration(String(pick('appTokenTtl') ?? '60d'), label('appTokenTtl'));
-  const seed = int(pick('seed') ?? 1, label('seed'), 0, 2 ** 31 - 1);
-  const users = int(pick('users') ?? 200, label('users'), 10, 10_000_000);
-  const skipSeed = production || bool(pick('skipSeed') ?? false, label('skipSeed'));
-  const fixturesRaw = pick('fixtures');
-  const fixtures = fixturesRaw === undefined ? undefined : String(fixturesRaw);
-  const logLevel = String(pick('logLevel') ?? 'info');
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
-    throw new ConfigError(`${label('logLevel')}: "${logLevel}" is not a log level`);
-  const adminToken = secretToken(pick('adminToken'), label('adminToken'));
-  const metricsToken = secretToken(pick('metricsToken'), label('metricsToken'));
-  const queryTimeout = parseDurationMs(String(pick('queryTimeout') ?? '2s'), label('queryTimeout'));
-  // `auto`: one process per core this process may use.
-  const workersRaw = String(pick('workers') ?? 1).trim();
-  const workers = workersRaw === 'auto' ? Math.min(availableParallelism(), MAX_WORKERS) : Number(workersRaw);
-  if (!/^(\d+|auto)$/.test(workersRaw) || workers < 1 || workers > MAX_WORKERS)
-    throw new ConfigError(
-      `${label('workers')}: "${workersRaw}" must be a whole number from 1 to ${MAX_WORKERS}, or auto`,
-    );
-  const drain = parseDuration(String(pick('drain') ?? '5s'), label('drain'), true);
-
-  return Object.freeze({
-    profile,
-    devShortcuts: !production,
-    port,
-    host,
-    db,
-    secret,
-    publicUrl,
-    siteUrl,
-    now,
-    clockSpeed,
-    legacy,
-    rateLimit,
-    redisUrl,
-    userTokenTtl,
-    appTokenTtl,
-    seed,
-    users,
-    skipSeed,
-    fixtures,
-    logLevel,
-    adminToken,
-    queryTimeout,
-    metricsToken,
-    workers,
-    drain,
-    faults: Object.freeze(faults),
-    faultSeed,
-    live,
-    liveRate,
-    liveSeed,
-  });
+  return Object.freeze({ ...c, devShortcuts: !production, faults: Object.freeze(c.faults ?? []) });
 }

@@ -1,6 +1,6 @@
 // The two ways of asking for injected faults (src/faults/injector.ts), read here: the `Helixd-Fault`
 // request header and the `--faults` rules given at start. Nothing but text in, plans out: config.ts
-// reads `--faults` with this, and the command line loads nothing heavy (src/cli.ts says why).
+// reads `--faults` with this, and the command line loads nothing heavy (src/cli/index.ts says why).
 
 /** The request header a client's test sets to fail that one request. */
 export const FAULT_HEADER = 'Helixd-Fault';

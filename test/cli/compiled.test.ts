@@ -34,7 +34,7 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 const run = promisify(execFile);
 /** The seed generator runs in a worker thread from this many users (src/seed/index.ts). */
 const SEED_WORKER_USERS = 10_000;
-/** `helixd import` reads a file of this size or more in a worker thread (src/cli.ts). */
+/** `helixd import` reads a file of this size or more in a worker thread (src/cli/import.ts). */
 const IMPORT_WORKER_BYTES = 1_000_000;
 
 /** `dir`/node_modules: a link to each package of `from` but the `left` ones (scoped ones too). */

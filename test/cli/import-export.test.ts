@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { main } from '../../src/cli.ts';
+import { main } from '../../src/cli/index.ts';
 import { CHUNK } from '../../src/io/import.ts';
 import { RECORD_KINDS, type RecordKind, recordKind } from '../../src/records/index.ts';
 import { INPUT_LIMIT } from '../../src/wire/text.ts';

@@ -3,7 +3,7 @@
 // with lines changed: bytes that are not UTF-8 put into a string value (FF FE, an overlong C0 80, an encoded
 // surrogate, a code point past U+10FFFF, a sequence cut short), a line cut short, junk JSON, blank
 // lines, and a line past the 32 MiB a line may hold (src/wire/text.ts). Files of a megabyte or more
-// are read by the import's worker thread (src/cli.ts), smaller ones by the command itself: the
+// are read by the import's worker thread (src/cli/import.ts), smaller ones by the command itself: the
 // oversize line takes the first path, most cases the second.
 //
 // Whatever the file: the command exits 0 or 1, never otherwise; a refusal says that nothing was

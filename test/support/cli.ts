@@ -1,4 +1,4 @@
-// The command line in this process: `helixd <args>` through src/cli.ts, its output captured.
+// The command line in this process: `helixd <args>` through src/cli/, its output captured.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -6,11 +6,11 @@ import { ConfigError, ENV_NAMES, loadConfig } from '../../src/config.ts';
 import { HELIXD_DEV_BIN } from './process.ts';
 
 /**
- * `helixd <args>` through the real command line (src/cli.ts), run in this process: a process start
+ * `helixd <args>` through the real command line (src/cli/), run in this process: a process start
  * per command would cost seconds. `stdin` feeds a `-` input.
  */
 export async function helixd(args: readonly string[], stdin = '') {
-  const { runCaptured } = await import('../../src/cli.ts');
+  const { runCaptured } = await import('../../src/cli/index.ts');
   return runCaptured(args, stdin);
 }
 
