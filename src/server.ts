@@ -148,7 +148,7 @@ export async function startServer(
       faultSetting: worker?.faults,
       // The rate limiter counts requests in real time, whatever the server clock reads: a driven
       // clock (--clock-speed, POST /admin/clock) must not refill a client's bucket, nor give it N
-      // times production's rate; and a client waits for Ratelimit-Reset by its own (real) clock.
+      // times Helix's rate; and a client waits for Ratelimit-Reset by its own (real) clock.
       rateClock: systemClock,
       secret: prepared.secret,
       drain: shutdown,

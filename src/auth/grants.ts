@@ -21,7 +21,7 @@ export type GrantType = (typeof GRANT_TYPES)[number];
  * (config.ts, devShortcuts):
  * - client_credentials: every profile; the client proves itself with its secret.
  * - refresh_token: every profile; the caller holds a refresh token and the client's secret. In
- *   production user tokens come from the operator (`helixd token --user`) and live on this way.
+ *   the production profile, user tokens come from the operator (`helixd token --user`) and live on this way.
  * - authorization_code: development only. Its codes come from the consent page alone, and helixd
  *   has no sign-in of its own: whoever reaches that page acts as any user. Without the page (off
  *   with the grant) there could be no code to redeem.
@@ -93,7 +93,7 @@ export async function tokenGrant(
   }
 }
 
-/** An app token. App tokens carry no scopes; an unknown one is still refused, as production does. */
+/** An app token. App tokens carry no scopes; an unknown one is still refused, as Helix does. */
 async function clientCredentials(env: GrantEnv, p: Params, clientId: string): Promise<GrantedToken> {
   requestedScopes(p);
   const t = await mintToken(env.db, {

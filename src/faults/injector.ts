@@ -1,4 +1,4 @@
-// Faults on demand, so that a client's tests meet production's failures before production serves
+// Faults on demand, so that a client's tests meet Helix's failures before Helix serves
 // them: a 429 in the middle of a paging loop, a 503, a slow answer, a connection dropped. Two ways
 // to ask (their syntax: fault-rules.ts):
 // - the `Helixd-Fault` request header, for one request (`status=503`, `latency=800ms`, `reset`,
@@ -12,11 +12,11 @@
 // generator, started from that seed when the rules were set (or when the worker started): the n-th
 // request a worker takes draws the same in every run, and which worker takes a request is the
 // primary's round robin of connections (one keep-alive connection stays on one worker).
-// Only in the development profile: production refuses --faults at start (config.ts) and ignores the
-// header, as production ignores any header it does not know. Only the operations and the token
+// Only in the development profile: the production profile refuses --faults at start (config.ts) and
+// ignores the header, as Helix ignores any header it does not know. Only the operations and the token
 // service fail: the probes, /metrics and the admin API must keep telling the truth about the server.
-// An injected answer is production's own: the rate limiter's 429 with its Ratelimit-* headers (the
-// bucket full again a minute later, as production's emptied one, or as soon as the fault says), the
+// An injected answer is Helix's own: the rate limiter's 429 with its Ratelimit-* headers (the
+// bucket full again a minute later, as Helix's emptied one, or as soon as the fault says), the
 // Helix body of a dependency that cannot serve; every fault is counted in /metrics and named in the
 // request's log line.
 import { randomInt } from 'node:crypto';
@@ -133,7 +133,7 @@ export class FaultInjector {
     return { rules: this.#rules, seed: this.#seed };
   }
 
-  /** faults exist only outside production */
+  /** faults exist only outside the production profile */
   get enabled(): boolean {
     return this.config.profile !== 'production';
   }
@@ -235,7 +235,7 @@ export class FaultInjector {
 
 /**
  * Adds the fault hook to `app` (after CORS: a preflight is never failed) and, with `--faults`,
- * logs the rules and the seed that replays them. Outside production, returns the injector, whose
+ * logs the rules and the seed that replays them. Outside the production profile, returns the injector, whose
  * rules the admin API changes (faultRoutes).
  */
 export function installFaults(

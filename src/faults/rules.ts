@@ -6,7 +6,7 @@
 export const FAULT_HEADER = 'Helixd-Fault';
 
 /**
- * The statuses a fault may answer with: what an operation answers when production fails it (the
+ * The statuses a fault may answer with: what an operation answers when Helix fails it (the
  * rate limit, a store that cannot serve, a bug), each documented in /openapi.json.
  */
 export const FAULT_STATUSES = [429, 500, 503] as const;
@@ -17,7 +17,7 @@ export const MAX_FAULT_LATENCY_MS = 30_000;
 
 /**
  * The latest a 429's `Ratelimit-Reset` may name, and what it names unless told: a minute from now,
- * when production's emptied bucket is full again.
+ * when Helix's emptied bucket is full again.
  */
 export const MAX_FAULT_RESET_MS = 60_000;
 
@@ -25,7 +25,7 @@ export const MAX_FAULT_RESET_MS = 60_000;
 export interface FaultPlan {
   /** wait this long before anything else */
   latencyMs?: number;
-  /** then answer with this status, as production does */
+  /** then answer with this status, as Helix does */
   status?: FaultStatus;
   /** with status 429: `Ratelimit-Reset` names the instant this long from now (default a minute) */
   resetAfterMs?: number;
@@ -62,13 +62,13 @@ function latency(text: string): number {
   return ms;
 }
 
-/** How long after a 429 its bucket says it is full again: 0 to a minute, as production's may. */
+/** How long after a 429 its bucket says it is full again: 0 to a minute, as Helix's may. */
 function resetAfter(text: string): number {
   const m = /^(\d+)(ms|s)$/.exec(text);
   const ms = m ? Number(m[1]) * (m[2] === 's' ? 1000 : 1) : Number.NaN;
   if (!(ms >= 0 && ms <= MAX_FAULT_RESET_MS))
     throw new FaultSyntaxError(
-      `ratelimit-reset "${text}" must be a duration from 0s to ${MAX_FAULT_RESET_MS / 1000}s (examples: 1s, 500ms): production's bucket is full again within a minute`,
+      `ratelimit-reset "${text}" must be a duration from 0s to ${MAX_FAULT_RESET_MS / 1000}s (examples: 1s, 500ms): Helix's bucket is full again within a minute`,
     );
   return ms;
 }

@@ -68,7 +68,7 @@ export function clientIdHeader(req: FastifyRequest): string {
 }
 
 /**
- * Applies the access rules in the order production does. The headers' presence is checked first,
+ * Applies the access rules in the order Helix does. The headers' presence is checked first,
  * before any store lookup: no `Authorization` header at all is "OAuth token is missing" (also when
  * `Client-Id` is missing too), then no `Client-Id` is "Client ID is missing". Then the token
  * (malformed, unknown, expired or revoked), the client it was issued to, its kind, its scopes.

@@ -1,4 +1,4 @@
-// Cross-origin access, as production serves the Helix API to browsers: any origin may read any
+// Cross-origin access, as Helix serves its API to browsers: any origin may read any
 // answer (`Access-Control-Allow-Origin: *`, successes and errors alike: a page must be able to read
 // a 401 to know its token is gone), and a preflight is answered before anything else looks at the
 // request (no token, no Client-Id: browsers send neither with a preflight). Nothing here depends

@@ -27,7 +27,7 @@ export type OperationErrors = Partial<Record<403 | 404, string>>;
 export interface OperationDef<P extends TProperties, R extends TSchema> {
   /** the operation's path under each prefix, e.g. '/games/top' */
   path: string;
-  /** production's name of the operation, e.g. 'Get Top Games' */
+  /** Helix's name of the operation, e.g. 'Get Top Games' */
   summary: string;
   /** what it answers, in a sentence or two (the OpenAPI description) */
   description: string;
@@ -38,7 +38,7 @@ export interface OperationDef<P extends TProperties, R extends TSchema> {
   response: R;
   /** when the operation answers 403 or 404 */
   errors?: OperationErrors;
-  /** decommissioned in production (the --legacy operations) */
+  /** decommissioned by Helix (the --legacy operations) */
   deprecated?: boolean;
   handler: (ctx: AppContext, r: OperationRequest<QueryOf<P>>) => Promise<Static<R>>;
 }

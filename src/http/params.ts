@@ -81,7 +81,7 @@ export interface Paging {
 }
 
 /**
- * For operations that page forward only (production documents only `after` for them): a `before`
+ * For operations that page forward only (Helix documents only `after` for them): a `before`
  * is a 400 rather than ignored, since ignoring a backward cursor would restart the walk at page 1.
  */
 export function refuseBefore(q: PagingQuery): void {

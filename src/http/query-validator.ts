@@ -1,5 +1,5 @@
 // The validator Fastify compiles every request schema with (app.setValidatorCompiler): Ajv, with
-// the strict reading of query-string text that production applies. A violation of these text rules
+// the strict reading of query-string text that Helix applies. A violation of these text rules
 // is a HelixError with its message; a violation of the schema goes to Fastify as Ajv's errors, and
 // Fastify's schemaErrorFormatter (helixSchemaError) turns them into the Helix message.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -16,12 +16,12 @@ import { HelixError, validationMessage } from './errors.ts';
 let ajv: Ajv | undefined;
 const ajvOptions = { coerceTypes: 'array', useDefaults: true, allErrors: false, strict: false } as const;
 
-// Ajv coerces any text JavaScript reads as a number ("1e1", "0x10", " 5", "10.0"); production
+// Ajv coerces any text JavaScript reads as a number ("1e1", "0x10", " 5", "10.0"); Helix
 // parses an integer parameter as decimal digits and refuses the rest, so helixd does too (a request
 // that works here must work there).
 const DECIMAL_INTEGER = /^[+-]?[0-9]+$/;
 
-// Booleans (`type: 'boolean'` in a querystring schema, e.g. params.ts `booleanParam`): production
+// Booleans (`type: 'boolean'` in a querystring schema, e.g. params.ts `booleanParam`): Helix
 // reads `true` and `false` in any letter case (`True` is what Python clients send for True); any
 // other text is a 400 "must be true or false".
 const BOOLEAN_TEXT: Record<string, boolean> = { true: true, false: false };

@@ -7,7 +7,7 @@ import { notFound } from './errors.ts';
 
 /**
  * A listing by `game_id` (GET /clips, GET /videos): a game that does not exist is a 404 with the
- * operation's `message` (production words it differently for each); one that exists with no rows,
+ * operation's `message` (Helix words it differently for each); one that exists with no rows,
  * or none that pass the filters, is an empty page. The store is asked only for an empty page: a
  * page with rows names its game.
  */

@@ -1,6 +1,6 @@
 // The two decommissioned operations (docs/api.md, Decommissioned): the notice they give on every
-// answer, the 410 and the --legacy one alike (when production switched them off and which
-// operations replace them), and the 410 Gone they answer, as production does, without --legacy
+// answer, the 410 and the --legacy one alike (when Helix switched them off and which
+// operations replace them), and the 410 Gone they answer, as Helix does, without --legacy
 // (with it they are served from the store under their former rules: src/routes/legacy-*.ts).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errorBody, helixErrorBody } from './errors.ts';
@@ -15,9 +15,9 @@ export interface Successor {
 
 export interface Decommissioned {
   path: string;
-  /** production's name of the operation */
+  /** Helix's name of the operation */
   summary: string;
-  /** the day production switched the operation off (docs/api.md, Decommissioned) */
+  /** the day Helix switched the operation off (docs/api.md, Decommissioned) */
   sunset: string;
   successors: readonly Successor[];
 }
@@ -45,7 +45,7 @@ export function setNotice(reply: FastifyReply, op: Decommissioned): void {
 }
 
 /**
- * Serves `op` as production does: 410 to any request, before looking at the token or the
+ * Serves `op` as Helix does: 410 to any request, before looking at the token or the
  * parameters; Gone is about the resource, so every method gets it (RFC 9110 section 15.5.11).
  */
 export function serveGone(app: FastifyInstance, op: Decommissioned): void {
@@ -57,7 +57,7 @@ export function serveGone(app: FastifyInstance, op: Decommissioned): void {
       schema: {
         hide: prefix !== DOCUMENTED_PREFIX,
         summary: op.summary,
-        description: `Decommissioned by production on ${op.sunset}: answers 410 to every request, with \`Sunset\` and a \`Link\` to ${op.successors.map((s) => s.path).join(' and ')}. Served from the store with --legacy.`,
+        description: `Decommissioned by Helix on ${op.sunset}: answers 410 to every request, with \`Sunset\` and a \`Link\` to ${op.successors.map((s) => s.path).join(' and ')}. Served from the store with --legacy.`,
         deprecated: true,
         response: { 410: { ...helixErrorBody, description: GONE_MESSAGE } },
       },

@@ -15,7 +15,7 @@ export const userSchema = Type.Object({
   description: Type.String(),
   profile_image_url: Type.String(),
   offline_image_url: Type.String(),
-  view_count: Type.Integer({ description: 'Always 0: production no longer counts channel views' }),
+  view_count: Type.Integer({ description: 'Always 0: Helix no longer counts channel views' }),
   email: Type.Optional(
     Type.String({ description: "Only to the user's own token with user:read:email; absent otherwise" }),
   ),

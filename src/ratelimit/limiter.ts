@@ -1,5 +1,5 @@
 // Rate limits: a token bucket per client (app tokens) and per client and user (user tokens), as
-// production does. A bucket holds `points` and refills continuously at `points` per
+// Helix does. A bucket holds `points` and refills continuously at `points` per
 // minute; every operation request takes one point. The buckets live behind RateLimitStore, so that
 // several instances can share them (Redis) instead of each keeping its own (memory).
 import type { FastifyBaseLogger } from 'fastify';

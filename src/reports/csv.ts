@@ -33,7 +33,7 @@ const count =
 const ratio = (num: number, den: number, digits: number): number =>
   den === 0 ? 0 : Number((num / den).toFixed(digits));
 
-/** overview_v2 columns of a game report (production publishes none; helixd's own set, docs/api.md). */
+/** overview_v2 columns of a game report (Helix publishes none; helixd's own set, docs/api.md). */
 export const GAME_COLUMNS: readonly Column<GameReportDay>[] = [
   ['Date', (d) => d],
   ['Game Name', (_d, s) => s.name],

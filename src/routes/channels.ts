@@ -65,7 +65,7 @@ export function channelsRoutes(app: FastifyInstance, ctx: AppContext): void {
     path: '/channels/followers',
     summary: 'Get Channel Followers',
     description: `The channel's follower count for any token; the followers themselves, most recent first, only to a user token with ${FOLLOWERS_SCOPE} of the broadcaster or of one of its moderators (an empty list otherwise).`,
-    // Any token: production answers everyone the follower count; only the list is restricted.
+    // Any token: Helix answers everyone the follower count; only the list is restricted.
     access: { token: 'any' },
     query: followersParams,
     response: followList(channelFollowerSchema),

@@ -1,4 +1,4 @@
-// GET /users/follows, decommissioned by production (docs/api.md, Decommissioned): served from the
+// GET /users/follows, decommissioned by Helix (docs/api.md, Decommissioned): served from the
 // store under its former rules with --legacy only (otherwise it answers 410: src/http/sunset.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
@@ -58,7 +58,7 @@ function userIdParam(name: string, v: string | undefined): number | null | undef
   return parseNumericId(v) ?? null;
 }
 
-/** GET /users/follows: 410 Gone as production answers, or with --legacy served from the store. */
+/** GET /users/follows: 410 Gone as Helix answers, or with --legacy served from the store. */
 export function legacyFollowsRoutes(app: FastifyInstance, ctx: AppContext): void {
   if (!ctx.config.legacy) {
     serveGone(app, FOLLOWS);
@@ -67,7 +67,7 @@ export function legacyFollowsRoutes(app: FastifyInstance, ctx: AppContext): void
   registerOperation(app, ctx, {
     path: FOLLOWS.path,
     summary: FOLLOWS.summary,
-    description: `Decommissioned by production on ${FOLLOWS.sunset} (served with --legacy only): the follows from a user and/or to a user, most recent first.`,
+    description: `Decommissioned by Helix on ${FOLLOWS.sunset} (served with --legacy only): the follows from a user and/or to a user, most recent first.`,
     deprecated: true,
     access: { token: 'any' },
     query: followsParams,

@@ -1,4 +1,4 @@
-// GET /tags/streams, decommissioned by production (docs/api.md, Decommissioned): served from the
+// GET /tags/streams, decommissioned by Helix (docs/api.md, Decommissioned): served from the
 // store under its former rules with --legacy only (otherwise it answers 410: src/http/sunset.ts).
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
@@ -46,7 +46,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const streamTagsParams = { tag_id: stringList(MAX_TAG_IDS), ...pagingParams };
 
-/** GET /tags/streams: 410 Gone as production answers, or with --legacy served from the store. */
+/** GET /tags/streams: 410 Gone as Helix answers, or with --legacy served from the store. */
 export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
   if (!ctx.config.legacy) {
     serveGone(app, STREAM_TAGS);
@@ -55,7 +55,7 @@ export function legacyTagsRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: STREAM_TAGS.path,
     summary: STREAM_TAGS.summary,
-    description: `Decommissioned by production on ${STREAM_TAGS.sunset} (served with --legacy only): the stream tags, or those given by tag_id.`,
+    description: `Decommissioned by Helix on ${STREAM_TAGS.sunset} (served with --legacy only): the stream tags, or those given by tag_id.`,
     deprecated: true,
     access: { token: 'any' },
     query: streamTagsParams,

@@ -52,7 +52,7 @@ const markersParams = { ...pagingParams, user_id: singleString, video_id: single
 const SELECTORS = ['user_id', 'video_id'] as const;
 
 /**
- * Who may read a video's markers. Production: a video the token user does not own is a 403; production
+ * Who may read a video's markers. Helix: a video the token user does not own is a 403; Helix
  * also lets the channel's editors read them. helixd keeps no list of editors; a user who created a
  * marker in the video marked it as an editor of the channel, so the owner and those users may read,
  * and (docs/api.md, GET /streams/markers) each of them gets only the markers they created.
@@ -73,7 +73,7 @@ export function markersRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'Get Stream Markers',
     description:
       "The token user's markers in one video (given, or the user's most recent one), newest first.",
-    // A user access token with either scope, as production accepts: reading markers is part of
+    // A user access token with either scope, as Helix accepts: reading markers is part of
     // user:read:broadcast, and channel:manage:broadcast (which lets the token create them) reads too.
     access: { token: 'user', anyScope: ['user:read:broadcast', 'channel:manage:broadcast'] },
     query: markersParams,

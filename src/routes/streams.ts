@@ -10,7 +10,7 @@ import { type UserName, userIdsByLogins } from '../store/users.ts';
 import { rfc3339 } from '../wire/datetime.ts';
 import type { Links } from '../wire/links.ts';
 
-/** The wire shape of a live stream, in production's field order (its reference and what it sends). */
+/** The wire shape of a live stream, in Helix's field order (its reference and what it sends). */
 const streamSchema = Type.Object({
   id: Type.String(),
   user_id: Type.String(),
@@ -27,7 +27,7 @@ const streamSchema = Type.Object({
   thumbnail_url: Type.String({ description: 'With {width} and {height} to fill in' }),
   tag_ids: Type.Array(Type.String(), {
     maxItems: 0,
-    description: 'Always empty: production replaced the platform tag ids with `tags`',
+    description: 'Always empty: Helix replaced the platform tag ids with `tags`',
   }),
   is_mature: Type.Boolean(),
 });
@@ -55,7 +55,7 @@ export function streamRowToStream(
     started_at: rfc3339(row.started_at),
     language: row.language,
     thumbnail_url: links.streamThumbnail(owner?.login ?? ''),
-    // production deprecated the platform tag ids for `tags` and answers an empty list
+    // Helix deprecated the platform tag ids for `tags` and answers an empty list
     tag_ids: [],
     is_mature: row.is_mature === 1,
   };

@@ -53,7 +53,7 @@ export function usersRoutes(app: FastifyInstance, ctx: AppContext): void {
       let ids: number[];
       if (given > 0) ids = readNumericIds('id', query.id ?? []);
       else if (principal.kind === 'user') ids = [principal.userId];
-      // An app token stands for no user: production asks for an id or a login.
+      // An app token stands for no user: Helix asks for an id or a login.
       else
         throw badRequest(
           'Missing required parameter: "id" or "login" must be given unless the token is a user access token',

@@ -47,7 +47,7 @@ const videoSchema = Type.Object({
   view_count: Type.Integer(),
   language: Type.String(),
   type: Type.String(),
-  duration: Type.String({ description: 'As production writes it, e.g. 1h2m3s' }),
+  duration: Type.String({ description: 'As Helix writes it, e.g. 1h2m3s' }),
   muted_segments: nullable(Type.Array(mutedSegmentSchema)),
 });
 export type Video = Static<typeof videoSchema>;

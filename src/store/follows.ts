@@ -37,7 +37,7 @@ function whereSelector(db: Kysely<Database>, sel: FollowSelector) {
 
 /**
  * One page of follows. A follow whose user row is missing is not listed (the users table is the
- * one source of logins and names) but still counted by `countFollows`, as production counted
+ * one source of logins and names) but still counted by `countFollows`, as Helix counted
  * follows of suspended users it no longer showed.
  */
 export function followsPage(

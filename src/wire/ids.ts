@@ -17,7 +17,7 @@ export function parseNumericId(value: string): number | undefined {
 /**
  * Digits only, however many and with any leading zeros: text that looks like an id but need not
  * spell one. The legacy /users/follows answers such a value that is not a numeric id with nothing
- * (no user has it) rather than a 400, as production did.
+ * (no user has it) rather than a 400, as Helix did.
  */
 export function isDigits(value: string): boolean {
   return /^[0-9]+$/.test(value);

@@ -6,7 +6,7 @@ import { FORM_KEY } from '../../http/openapi.ts';
 /** The token service's own error body: no `error` key, unlike the operations'. */
 export const tokenServiceErrorSchema = Type.Object({ status: Type.Integer(), message: Type.String() });
 
-/** A minted token, in the order production sends its keys; an app token has no refresh token or scope. */
+/** A minted token, in the order Helix sends its keys; an app token has no refresh token or scope. */
 export const tokenReplySchema = Type.Object({
   access_token: Type.String(),
   refresh_token: Type.Optional(Type.String({ description: 'User access tokens only' })),

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 
-// GET /streams: the columns production's Stream has that the table lacked, and the indexes of its
+// GET /streams: the columns Helix's Stream has that the table lacked, and the indexes of its
 // page shapes. The order is always viewer_count DESC, id DESC with the keyset
 // `(viewer_count, id) < (?, ?)`. Each index is (selector, viewer_count, id, then the columns of the
 // other filters), so that
@@ -16,7 +16,7 @@ import type { Kysely } from 'kysely';
 //   The same holds for the other filters of a one-value page, within its selector's range.
 // streams_game (001, on game_id alone) is a prefix of streams_game_viewers and is replaced by it.
 export async function up(db: Kysely<unknown>): Promise<void> {
-  // Free-form tags as production has them since 2023 (a JSON array of text) and the mature flag;
+  // Free-form tags as Helix has them since 2023 (a JSON array of text) and the mature flag;
   // the defaults only fill rows written before this migration.
   await db.schema
     .alterTable('streams')
