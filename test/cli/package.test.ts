@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -37,6 +38,16 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
   let server: ChildProcess | undefined;
 
   before(async () => {
+    // This checkout's better-sqlite3 binary is offered to the install below as the prebuilt for the
+    // Node.js running this test (its ABI, process.versions.modules, is in the name), so it must be
+    // one this Node.js loads: a checkout's binary is built for one Node at a time
+    // (scripts/ci-sqlite.sh switches it), and one of another Node would install and then fail.
+    const sqlite = join(ROOT, 'node_modules', 'better-sqlite3');
+    const Database = createRequire(import.meta.url)(sqlite) as typeof import('better-sqlite3');
+    assert.doesNotThrow(
+      () => new Database(':memory:').close(),
+      `${sqlite} is built for this Node.js ${process.version} (scripts/ci-sqlite.sh)`,
+    );
     const { stdout: tracked } = await run('git', ['ls-files', '-z'], { cwd: ROOT, maxBuffer: 1 << 24 });
     for (const file of tracked.split('\0').filter(Boolean)) {
       mkdirSync(join(tree, dirname(file)), { recursive: true });
@@ -63,7 +74,6 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
     // download would be.
     const prebuilds = join(dir, 'prebuilds');
     mkdirSync(prebuilds);
-    const sqlite = join(ROOT, 'node_modules', 'better-sqlite3');
     const { version } = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as { version: string };
     const prebuilt = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
     await run('tar', ['-czf', join(prebuilds, prebuilt), '-C', sqlite, 'build/Release/better_sqlite3.node']);
