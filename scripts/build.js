@@ -102,7 +102,7 @@ const COMMON = {
   bundle: true,
   platform: 'node',
   format: 'esm',
-  target: 'node20',
+  target: 'node22',
   external: EXTERNAL,
   banner: { js: BANNER },
   logLevel: 'warning',

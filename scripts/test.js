@@ -2,24 +2,34 @@
 // A shell glob (`test/*/*.test.ts`) finds only one folder deep, and the shell npm runs has no `**`:
 // a test file put one folder deeper would never run, silently. Arguments are passed on to
 // `node --test` (`npm test -- --test-name-pattern=...`); files named as arguments run alone, and a
-// folder named runs the tests under it (`node scripts/test.js test/examples/`).
+// folder named as an argument stands for the `*.test.ts` files under it (`node --test` of Node 22
+// and later takes no folder: it would try to load it as a module and fail).
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
 const TESTS = join(ROOT, 'test');
 
-const args = process.argv.slice(2);
-const isFolder = (a) => !a.startsWith('-') && statSync(a, { throwIfNoEntry: false })?.isDirectory();
-/** Every `*.test.ts` under a folder, at any depth, relative to the root. */
-const testsUnder = (folder) =>
-  readdirSync(folder, { recursive: true })
+/** The `*.test.ts` files under `dir`, at any depth, as paths relative to ROOT, sorted. */
+function testsUnder(dir) {
+  return readdirSync(dir, { recursive: true })
     .map(String)
     .filter((f) => f.endsWith('.test.ts') && !f.split(/[\\/]/).includes('node_modules'))
-    .map((f) => relative(ROOT, join(folder, f)))
+    .map((f) => relative(ROOT, join(dir, f)))
     .sort();
-const named = args.flatMap((a) => (a.endsWith('.test.ts') ? [a] : isFolder(a) ? testsUnder(a) : []));
+}
+const isFolder = (a) =>
+  !a.startsWith('-') && (statSync(resolve(ROOT, a), { throwIfNoEntry: false })?.isDirectory() ?? false);
+
+const args = process.argv.slice(2);
+const named = args.flatMap((a) =>
+  a.endsWith('.test.ts') ? [a] : isFolder(a) ? testsUnder(resolve(ROOT, a)) : [],
+);
+if (!named.length && args.some(isFolder)) {
+  console.error(`no *.test.ts under ${args.filter(isFolder).join(', ')}`);
+  process.exit(1);
+}
 const files = named.length ? named : testsUnder(TESTS);
 const options = args.filter((a) => !a.endsWith('.test.ts') && !isFolder(a));
 

@@ -2,7 +2,8 @@
 // folder, then run with npx as the README's quick start prints it: `npx helixd --version`, and
 // `npx helixd serve` until /readyz answers and the banner's curl, run as printed by a shell,
 // answers the operation. The tarball's dependencies are installed by npm as on a user's machine,
-// from npm's cache when it holds them; only better-sqlite3's binary is this checkout's (below).
+// from npm's cache when it holds them (better-sqlite3's native binary with them: its package carries
+// one built for Node-API, which every supported Node.js loads, so nothing is compiled or downloaded).
 //
 // The tree is packed from a copy of the files git tracks (with node_modules linked for the build
 // the `prepare` script runs), so that the package holds what a fresh clone packs, and the build
@@ -56,21 +57,9 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
     tarball = join(dir, packed?.filename as string);
     files = (packed?.files ?? []).map((f) => f.path);
     mkdirSync(app);
-    // better-sqlite3 comes to most machines as a prebuilt binary, which its install script
-    // (prebuild-install) downloads; this machine reaches no such host, and would build it from
-    // source instead, minutes of CPU that are better-sqlite3's install, not helixd's package (and
-    // that `npm ci` of this checkout did already). So the binary that build made is offered as
-    // that prebuilt, through prebuild-install's own setting for local prebuilds, named as the
-    // download would be.
-    const prebuilds = join(dir, 'prebuilds');
-    mkdirSync(prebuilds);
-    const sqlite = join(ROOT, 'node_modules', 'better-sqlite3');
-    const { version } = JSON.parse(readFileSync(join(sqlite, 'package.json'), 'utf8')) as { version: string };
-    const prebuilt = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-    await run('tar', ['-czf', join(prebuilds, prebuilt), '-C', sqlite, 'build/Release/better_sqlite3.node']);
     await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline'], {
       cwd: app,
-      env: { ...env, npm_config_better_sqlite3_local_prebuilds: prebuilds },
+      env,
       maxBuffer: 1 << 24,
     });
   });
