@@ -3,6 +3,7 @@
 // through the `prepare` script (`npm run build`: scripts/build.js, esbuild bundles). Nothing is
 // compiled at start-up. After changing the sources, `npm run build` again, or run them directly with
 // bin/helixd-dev.js (`npm run dev`).
+import './check-node.js';
 import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/cli.js', import.meta.url);
