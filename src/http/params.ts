@@ -1,4 +1,4 @@
-// Request rules shared by several operations (spec section 4, common rules), written once.
+// Request rules shared by several operations (docs/api.md, "Shared rules"), written once.
 import { type Static, type TObject, type TProperties, type TSchema, Type } from 'typebox';
 import type { Key, Page } from '../store/page.ts';
 import { MAX_INDEXED_TEXT } from '../store/text.ts';

@@ -93,7 +93,7 @@ forEachStore('decommissioned operations without --legacy', (kind: StoreKind) => 
     }
   });
 
-  it('the Sunset dates are the decommission days of spec section 9', async () => {
+  it('the Sunset dates are the decommission days docs/api.md gives', async () => {
     const follows = await t.get('/helix/users/follows');
     const tags = await t.get('/helix/tags/streams');
     assert.equal(new Date(String(follows.headers.sunset)).toISOString(), '2023-09-12T00:00:00.000Z');

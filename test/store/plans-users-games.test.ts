@@ -120,8 +120,7 @@ forEachStore('query plans of /users and /games', (kind: StoreKind) => {
 
   // On PostgreSQL these three plans have been seen to flip between the index probes and a scan of
   // the whole 20,000-row games table from one run to the next, on the same data (the two costs are
-  // close; which statistics tip them is not yet known). Reported, not failed, until that is found:
-  // the listing-storage issue (issue 16) revisits these plans.
+  // close; which statistics tip them is not yet known). Reported, not failed, until that is found.
   const unsettled = (k: StoreKind) =>
     k === 'postgres' ? 'plan not settled on PostgreSQL (see comment)' : false;
 
