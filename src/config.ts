@@ -66,11 +66,17 @@ export interface Config {
   readonly workers: number;
   /** seconds between the stop signal and closing the listener, while /readyz answers 503 */
   readonly drain: number;
-  /** faults injected at random into requests (src/faults/injector.ts); empty: none. Never in the production profile */
+  /**
+   * faults injected at random into requests (src/faults/injector.ts); empty: none. Never in the
+   * production profile
+   */
   readonly faults: readonly FaultRule[];
   /** seed of the draws of `faults`; unset: a new one each start (logged, to replay a run) */
   readonly faultSeed: number | undefined;
-  /** the live world (src/live/world.ts): the store's content moves while serving. Never in the production profile */
+  /**
+   * the live world (src/live/world.ts): the store's content moves while serving. Never in the
+   * production profile
+   */
   readonly live: boolean;
   /** events of the live world per second; 0: only when stepped (POST /admin/live/step) */
   readonly liveRate: number;
@@ -186,11 +192,12 @@ const seedNumber = (v: Raw, name: string) => int(v, name, 0, 2 ** 31 - 1);
  * What the production profile does with an option, decided here and nowhere else (loadConfig
  * applies it, the help text states it).
  *
- * `needs`: the production profile refuses to start without these, for the reason given. Every instance must
- * sign cursors and report URLs alike, and report URLs must name the address callers use: a
+ * `needs`: the production profile refuses to start without these, for the reason given. Every
+ * instance must sign cursors and report URLs alike, and report URLs must name the address callers use: a
  * generated secret and a guessed URL are development's conveniences.
  *
- * `refuses`: the production profile refuses to start with these, for the reason given, checked in this order.
+ * `refuses`: the production profile refuses to start with these, for the reason given, checked in
+ * this order.
  * Injected faults are for tests against a development server, and a leftover HELIXD_FAULTS must
  * stop the start, not fail real clients. Production's clock runs at real speed (from --now, if
  * given): a driven clock is for tests (docs/clock.md). A production store holds the

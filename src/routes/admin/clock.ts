@@ -55,7 +55,10 @@ function moveOf(body: unknown): ClockMove {
   }
 }
 
-/** GET and POST /admin/clock, outside the production profile: `driver` moves the clock of every process serving. */
+/**
+ * GET and POST /admin/clock, outside the production profile: `driver` moves the clock of every
+ * process serving.
+ */
 export function clockRoutes(app: FastifyInstance, ctx: AppContext, driver: ClockDriver): void {
   if (ctx.config.profile === 'production') return;
   registerAdmin(app, ctx, {
