@@ -193,15 +193,14 @@ const seedNumber = (v: Raw, name: string) => int(v, name, 0, 2 ** 31 - 1);
  * applies it, the help text states it).
  *
  * `needs`: the production profile refuses to start without these, for the reason given. Every
- * instance must sign cursors and report URLs alike, and report URLs must name the address callers use: a
- * generated secret and a guessed URL are development's conveniences.
+ * instance must sign cursors and report URLs alike, and report URLs must name the address callers
+ * use: a generated secret and a guessed URL are development's conveniences.
  *
  * `refuses`: the production profile refuses to start with these, for the reason given, checked in
- * this order.
- * Injected faults are for tests against a development server, and a leftover HELIXD_FAULTS must
- * stop the start, not fail real clients. Production's clock runs at real speed (from --now, if
- * given): a driven clock is for tests (docs/clock.md). A production store holds the
- * platform's own world: nothing may write it on its own.
+ * this order. Injected faults are for tests against a development server, and a leftover
+ * HELIXD_FAULTS must stop the start, not fail real clients. The production profile's clock runs at
+ * real speed (from --now, if given): a driven clock is for tests (docs/clock.md). A production
+ * store holds the platform's own world: nothing may write it on its own.
  *
  * `on`: on in the production profile, whatever is given (it never seeds demo data).
  */
