@@ -37,6 +37,8 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
   let tarball = '';
   let files: string[] = [];
   let server: HelixdProcess | undefined;
+  /** what `npm install` of the tarball printed */
+  let installed = '';
 
   before(async () => {
     const { stdout: tracked } = await run('git', ['ls-files', '-z'], { cwd: ROOT, maxBuffer: 1 << 24 });
@@ -57,11 +59,12 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
     tarball = join(dir, packed?.filename as string);
     files = (packed?.files ?? []).map((f) => f.path);
     mkdirSync(app);
-    await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline'], {
+    const install = await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline'], {
       cwd: app,
       env,
       maxBuffer: 1 << 24,
     });
+    installed = install.stdout + install.stderr;
   });
   after(async () => {
     await server?.kill();
@@ -78,6 +81,10 @@ describe('the package: npm pack, installed into an empty folder, run with npx', 
     const tops = new Set(files.map((f) => f.split('/')[0]));
     for (const left of ['src', 'test', 'bench', 'scripts', 'node_modules', 'bin/helixd-dev.js'])
       assert.ok(!tops.has(left) && !files.includes(left), `${left} is not in the package`);
+  });
+
+  it('installs on this Node.js without an engine warning, for helixd or any package it brings', () => {
+    assert.doesNotMatch(installed, /EBADENGINE|Unsupported engine/, installed);
   });
 
   it('npx helixd --version prints the version', async () => {
