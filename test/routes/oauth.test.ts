@@ -410,6 +410,18 @@ forEachStore('token service', (kind: StoreKind) => {
     });
     assert.equal(badJson.statusCode, 400);
     assert.deepEqual(Object.keys(badJson.json()).sort(), ['message', 'status']);
+    // A JSON body that is not UTF-8 is refused where its first bad byte is, never read as U+FFFD.
+    const notUtf8 = await t.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { 'content-type': 'application/json' },
+      payload: Buffer.concat([
+        Buffer.from(`{"grant_type":"client_credentials","client_id":"${client.id}","client_secret":"`),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}'),
+      ]),
+    });
+    assertTokenError(notUtf8, 400, `body: is not valid UTF-8 (byte offset ${67 + client.id.length})`);
     const xml = await t.inject({
       method: 'POST',
       url: '/oauth2/token',

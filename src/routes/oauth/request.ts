@@ -7,13 +7,14 @@ import { NotAString, oauthError, type Params } from '../../auth/params.ts';
 import { nowSeconds } from '../../clock.ts';
 import type { AppContext } from '../../context.ts';
 import { describeError } from '../../http/errors.ts';
+import { decodeUtf8, InvalidUtf8 } from '../../wire/text.ts';
 
 /**
  * The bodies the token service reads. Clients send their parameters three ways: in the query
  * string with no body at all, or an EMPTY body whatever its Content-Type says (aiohttp, under
  * pyTwitchAPI, sends `Content-Type: application/octet-stream` and `Content-Length: 0` for a POST
  * without data); as a form (`application/x-www-form-urlencoded`); or as a JSON object. An empty
- * body is no body for every type, JSON included. Any other non-empty body, `text/plain` included,
+ * body is no body for every type, JSON included; a JSON body must be UTF-8. Any other non-empty body, `text/plain` included,
  * is a 415: guessing at it would only turn into a confusing "missing client id" further on.
  */
 export async function tokenServiceBodies(scope: FastifyInstance): Promise<void> {
@@ -21,9 +22,18 @@ export async function tokenServiceBodies(scope: FastifyInstance): Promise<void> 
   // Fastify's own parsers (JSON, which refuses an empty body, and text/plain) are replaced here.
   scope.removeAllContentTypeParsers();
   await scope.register(formbody);
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (body === '') return done(null, undefined);
-    parseJson(req, body as string, (err, value) => {
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, bytes, done) => {
+    if ((bytes as Buffer).length === 0) return done(null, undefined);
+    // Bytes that are not UTF-8 are refused, as the admin API refuses them, rather than read as
+    // U+FFFD: a parameter would otherwise be compared as other text than the one sent.
+    let body: string;
+    try {
+      body = decodeUtf8(bytes as Buffer);
+    } catch (err) {
+      if (!(err instanceof InvalidUtf8)) throw err;
+      return done(oauthError(400, `body: is ${err.message}`));
+    }
+    parseJson(req, body, (err, value) => {
       if (err) return done(err);
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         return done(oauthError(400, 'the JSON body must be an object'));
