@@ -144,6 +144,11 @@ const user = define({
  * 2048 characters fit even when each is written %XX, and are more than any callback needs.
  */
 export const MAX_REDIRECT_URI = 2048;
+/**
+ * The most redirect URIs one client may register: each authorization request compares its
+ * `redirect_uri` with every one, and a client's record is read whole at each (docs/auth.md).
+ */
+export const MAX_REDIRECT_URIS = 10;
 // C0 controls, DEL and C1 controls: a URL parser drops some (tab, CR, LF) and escapes the others, so
 // a URI holding one would be compared and redirected to as another URI than the one registered.
 function hasControl(u: string): boolean {
@@ -184,8 +189,13 @@ export function redirectUriRule(u: string): string | undefined {
   return undefined;
 }
 
-/** The first of a client's redirect URIs that breaks the rule (redirectUriRule), named by its index. */
+/**
+ * Too many redirect URIs, or the first of them that breaks the rule (redirectUriRule), named by its
+ * index.
+ */
 export function redirectUrisRefusal(uris: readonly string[]): FieldRule | undefined {
+  if (uris.length > MAX_REDIRECT_URIS)
+    return new FieldRule('redirect_uris', `must hold at most ${MAX_REDIRECT_URIS} URIs, not ${uris.length}`);
   for (const [i, u] of uris.entries()) {
     const rule = redirectUriRule(u);
     if (rule) return new FieldRule(`redirect_uris[${i}]`, rule);

@@ -184,6 +184,51 @@ forEachStore('redirect URIs: one rule for every way a client is written', (kind:
     assert.equal(await exported(), snapshot);
   });
 
+  it('a client registers at most 10 URIs, every way it is written; 11 change nothing', async () => {
+    const snapshot = await exported();
+    const ten = Array.from({ length: 10 }, (_, i) => `https://app.example.com/cb${i}`);
+    const eleven = [...ten, 'https://app.example.com/cb10'];
+    const rule = 'redirect_uris: must hold at most 10 URIs, not 11';
+    const created = await t.inject({
+      method: 'POST',
+      url: '/admin/clients',
+      headers: admin,
+      payload: JSON.stringify(clientRecord('toomany', eleven)),
+    });
+    assert.equal(created.statusCode, 400, created.body);
+    assert.equal(created.json().message, `body: client ${rule}`);
+    const line = `${JSON.stringify({ kind: 'client', data: clientRecord('toomany', eleven) })}\n`;
+    const imported = await helixd(['import', '-', '--db', db], line);
+    assert.equal(imported.stderr, `helixd: line 1: client ${rule} (nothing was imported)\n`);
+    const made = await helixd([
+      'client',
+      'create',
+      '--name',
+      'Many',
+      '--redirect-uri',
+      ...eleven,
+      '--db',
+      db,
+    ]);
+    assert.equal(made.stderr, `helixd: --redirect-uri: client ${rule}\n`);
+    assert.equal(await exported(), snapshot);
+    const patched = await t.inject({
+      method: 'PATCH',
+      url: '/admin/clients/existing',
+      headers: admin,
+      payload: JSON.stringify({ redirect_uris: ten }),
+    });
+    assert.equal(patched.statusCode, 200, patched.body);
+    assert.deepEqual(patched.json().data[0].redirect_uris, ten);
+    const restored = await t.inject({
+      method: 'PATCH',
+      url: '/admin/clients/existing',
+      headers: admin,
+      payload: JSON.stringify({ redirect_uris: ['http://localhost:3000/cb'] }),
+    });
+    assert.equal(restored.statusCode, 200, restored.body);
+  });
+
   it('helixd serve --fixtures refuses a fixture with a bad URI naming the entry and the field; the store stays empty', async () => {
     const temp = await tempStore(kind);
     const empty = cliDb({ url: temp.url, ...(temp.schema ? { schema: temp.schema } : {}) });
