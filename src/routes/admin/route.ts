@@ -68,8 +68,9 @@ const withAdminBodies = new WeakSet<FastifyInstance>();
  * a DELETE without data included), so that the route decides: DELETE /admin/faults clears the
  * rules, a route that needs a body says so in its own words. A JSON body must be UTF-8: other bytes
  * are a 400 naming the body, the rule and the first bad byte, never text with U+FFFD in their
- * place. Other types are read as before: text/plain as a string (which no admin route takes), any
- * other type a 415. A request to no route is a 404 whatever its body.
+ * place. Any other type, text/plain included, is a 415 (every admin body is JSON): read as text,
+ * it would only turn into a confusing "must be a JSON object". A request to no route is a 404
+ * whatever its body.
  *
  * Installed on the app itself, once, by the first admin route: the admin routes are declared from
  * several files, and the app's other routes read no body (the token service reads its own,
@@ -91,9 +92,6 @@ function adminBodies(app: FastifyInstance): void {
       return done(badRequest(`body: is ${(err as InvalidUtf8).message}`), undefined);
     }
     parseJson(req, text, done);
-  });
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (req, body, done) => {
-    done(null, body === '' || req.is404 ? undefined : body);
   });
   // Never read: an empty body is told by its headers (a length of 0, or neither a length nor
   // chunks), and any other is refused as it is.

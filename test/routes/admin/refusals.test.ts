@@ -581,6 +581,36 @@ forEachStore('admin API: refusals change nothing', (kind: StoreKind) => {
     assert.equal(await snapshot(), before);
   });
 
+  it('a body that is not JSON (text/plain, XML, a form) is a 415, whatever it holds; the store is unchanged', async () => {
+    const before = await snapshot();
+    const record = JSON.stringify({ kind: 'user', data: { id: '900777', login: 'plain' } });
+    for (const type of [
+      'text/plain',
+      'text/plain; charset=utf-8',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+    ])
+      for (const [method, url] of [
+        ['POST', '/admin/batch'],
+        ['POST', '/admin/users'],
+        ['PATCH', '/admin/users/900001'],
+      ]) {
+        const res = await t.inject({
+          method: method as 'POST',
+          url,
+          headers: { ...admin, 'content-type': type },
+          payload: record,
+        });
+        assert.equal(res.statusCode, 415, `${type} ${method} ${url}: ${res.body}`);
+        assert.deepEqual(res.json(), {
+          error: 'Unsupported Media Type',
+          status: 415,
+          message: 'Unsupported Media Type',
+        });
+      }
+    assert.equal(await snapshot(), before);
+  });
+
   it('an empty body with Content-Type: application/json is no body: each route answers as without one', async () => {
     const before = await snapshot();
     for (const [method, url] of [
