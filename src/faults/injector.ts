@@ -52,7 +52,7 @@ type Source = 'header' | 'rules';
 const SOURCES: readonly Source[] = ['header', 'rules'];
 const KINDS = [...FAULT_STATUSES.map(String), 'latency', 'reset'];
 
-/** What was injected into a request, for its log line (logging.ts). */
+/** What was injected into a request, for its log line (src/http/logging.ts). */
 export interface InjectedFault {
   injectedFault: string;
   faultSource: Source;
@@ -235,8 +235,8 @@ export class FaultInjector {
 
 /**
  * Adds the fault hook to `app` (after CORS: a preflight is never failed) and, with `--faults`,
- * logs the rules and the seed that replays them. Outside the production profile, returns the injector, whose
- * rules the admin API changes (faultRoutes).
+ * logs the rules and the seed that replays them. Outside the production profile, returns the
+ * injector, whose rules the admin API changes (src/routes/admin/faults.ts).
  */
 export function installFaults(
   app: FastifyInstance,

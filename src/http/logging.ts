@@ -88,7 +88,7 @@ class RequestLog extends LogController {
       url: req.url,
       statusCode: reply.statusCode,
       responseTime: Math.round(reply.elapsedTime * 100) / 100,
-      // A fault injected on purpose (faults.ts) says so: the line is not the server's own failure.
+      // A fault injected on purpose (src/faults/injector.ts) says so: the line is not the server's own failure.
       ...req.injectedFault,
     };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');

@@ -19,8 +19,8 @@ export const DOCS_PATH = '/docs';
 
 /**
  * A route schema's `x-form`: the parameters a token-service route reads from its query string or its
- * form or JSON body (oauth.ts reads them itself, body first). Shown as the request body (the query
- * string for a GET), for the document only: Fastify never validates it.
+ * form or JSON body (src/routes/oauth/request.ts reads them, body first). Shown as the request body
+ * (the query string for a GET), for the document only: Fastify never validates it.
  */
 export const FORM_KEY = 'x-form';
 

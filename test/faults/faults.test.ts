@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { bearer, forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
-import { helixd } from '../support/cli.ts';
+import { assertRefusedInProduction, PRODUCTION } from '../support/cli.ts';
 import { parse, value } from '../support/prometheus.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -399,32 +399,19 @@ forEachStore('faults in the production profile', (kind: StoreKind) => {
 });
 
 describe('faults configured at start', () => {
-  const production = { profile: 'production', secret: 'x'.repeat(16), publicUrl: 'https://api.example.com' };
-
   it('production refuses to start with --faults or --fault-seed, and says why', async () => {
     assert.throws(
-      () => loadConfig({ ...production, faults: '503:2%' }, {}),
+      () => loadConfig({ ...PRODUCTION, faults: '503:2%' }, {}),
       /the production profile never injects faults: remove HELIXD_FAULTS \/ --faults$/,
     );
     assert.throws(
-      () => loadConfig(production, { HELIXD_FAULTS: '503:2%', HELIXD_FAULT_SEED: '3' }),
+      () => loadConfig(PRODUCTION, { HELIXD_FAULTS: '503:2%', HELIXD_FAULT_SEED: '3' }),
       /remove HELIXD_FAULTS \/ --faults and HELIXD_FAULT_SEED \/ --fault-seed/,
     );
-    const run = await helixd([
-      'serve',
-      '--profile',
-      'production',
-      '--secret',
-      production.secret,
-      '--public-url',
-      production.publicUrl,
-      '--faults',
-      '503:2%',
-      '--db',
-      '/nonexistent/x.db',
-    ]);
-    assert.equal(run.code, 1);
-    assert.match(run.stderr, /the production profile never injects faults: remove HELIXD_FAULTS \/ --faults/);
+    await assertRefusedInProduction(
+      ['--faults', '503:2%'],
+      /the production profile never injects faults: remove HELIXD_FAULTS \/ --faults/,
+    );
   });
 
   it('reads the rules, and refuses a malformed one naming the option and the rule', () => {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
-import { helixd } from '../support/cli.ts';
+import { assertRefusedInProduction, PRODUCTION } from '../support/cli.ts';
 import type { StoreKind } from '../support/stores.ts';
 
 const ADMIN = 'live-admin-token-0123456789abcdefghij';
@@ -146,32 +146,17 @@ it('without --live there is no world to step', async () => {
 });
 
 describe('--live configured at start', () => {
-  const production = { profile: 'production', secret: 'x'.repeat(16), publicUrl: 'https://api.example.com' };
-
   it('production refuses to start with --live, --live-rate or --live-seed, and says why', async () => {
     assert.throws(
-      () => loadConfig({ ...production, live: true }, {}),
+      () => loadConfig({ ...PRODUCTION, live: true }, {}),
       /the production profile never moves the world on its own: remove HELIXD_LIVE \/ --live$/,
     );
     assert.throws(
-      () => loadConfig(production, { HELIXD_LIVE_RATE: '5', HELIXD_LIVE_SEED: '3' }),
+      () => loadConfig(PRODUCTION, { HELIXD_LIVE_RATE: '5', HELIXD_LIVE_SEED: '3' }),
       /remove HELIXD_LIVE_RATE \/ --live-rate and HELIXD_LIVE_SEED \/ --live-seed$/,
     );
-    const run = await helixd([
-      'serve',
-      '--profile',
-      'production',
-      '--secret',
-      production.secret,
-      '--public-url',
-      production.publicUrl,
-      '--live',
-      '--db',
-      '/nonexistent/x.db',
-    ]);
-    assert.equal(run.code, 1);
-    assert.match(
-      run.stderr,
+    await assertRefusedInProduction(
+      ['--live'],
       /the production profile never moves the world on its own: remove HELIXD_LIVE \/ --live/,
     );
   });

@@ -43,3 +43,31 @@ export async function assertTokenTooShort(option: 'adminToken' | 'metricsToken')
     },
   );
 }
+
+/** The production profile's required options, as a test passes them to loadConfig. */
+export const PRODUCTION = {
+  profile: 'production',
+  secret: 'x'.repeat(16),
+  publicUrl: 'https://api.example.com',
+};
+
+/**
+ * `helixd serve --profile production <args>` stops before it opens a store (exit code 1), with a
+ * line matching `message`.
+ */
+export async function assertRefusedInProduction(args: readonly string[], message: RegExp): Promise<void> {
+  const run = await helixd([
+    'serve',
+    '--profile',
+    'production',
+    '--secret',
+    PRODUCTION.secret,
+    '--public-url',
+    PRODUCTION.publicUrl,
+    ...args,
+    '--db',
+    '/nonexistent/x.db',
+  ]);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, message);
+}

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { forEachStore, postForm, startTestApp, TEST_NOW, type TestApp } from '../../support/apps.ts';
-import { helixd } from '../../support/cli.ts';
+import { assertRefusedInProduction, PRODUCTION } from '../../support/cli.ts';
 import type { StoreKind } from '../../support/stores.ts';
 
 const ADMIN_TOKEN = 'clock-admin-token-0123456789-0123456789';
@@ -252,8 +252,6 @@ forEachStore('the driven clock in the production profile', (kind: StoreKind) => 
 });
 
 describe('--clock-speed', () => {
-  const production = { profile: 'production', secret: 'x'.repeat(16), publicUrl: 'https://api.example.com' };
-
   it('is a number greater than 0, default 1; the error names the option and the rule', () => {
     assert.equal(loadConfig({}, {}).clockSpeed, 1);
     assert.equal(loadConfig({ clockSpeed: '60' }, {}).clockSpeed, 60);
@@ -273,29 +271,15 @@ describe('--clock-speed', () => {
 
   it('is refused by the production profile, whose clock runs at real speed', async () => {
     assert.throws(
-      () => loadConfig({ ...production, clockSpeed: '60' }, {}),
+      () => loadConfig({ ...PRODUCTION, clockSpeed: '60' }, {}),
       /the production profile runs its clock at real speed: remove HELIXD_CLOCK_SPEED \/ --clock-speed$/,
     );
     assert.throws(
-      () => loadConfig(production, { HELIXD_CLOCK_SPEED: '1' }),
+      () => loadConfig(PRODUCTION, { HELIXD_CLOCK_SPEED: '1' }),
       /remove HELIXD_CLOCK_SPEED \/ --clock-speed/,
     );
-    const run = await helixd([
-      'serve',
-      '--profile',
-      'production',
-      '--secret',
-      production.secret,
-      '--public-url',
-      production.publicUrl,
-      '--clock-speed',
-      '60',
-      '--db',
-      '/nonexistent/x.db',
-    ]);
-    assert.equal(run.code, 1);
-    assert.match(
-      run.stderr,
+    await assertRefusedInProduction(
+      ['--clock-speed', '60'],
       /the production profile runs its clock at real speed: remove HELIXD_CLOCK_SPEED \/ --clock-speed/,
     );
   });
