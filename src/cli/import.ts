@@ -16,6 +16,10 @@ export function importCommand(program: Command, io: CliIo): void {
     )
     .addOption(configOption('db'))
     .option('--json', 'print the summary as JSON: records per kind, rows, seconds, rows_per_second')
+    .option(
+      '--events',
+      'record the EventSub events the records cause (a stream.online per stream...), for subscribers to receive; off by default',
+    )
     .action(async (file: string, opts) => {
       const config = configFrom(opts, ['db']);
       const input = file === '-' ? { stream: io.stdin } : await openInput(file);
@@ -25,7 +29,7 @@ export function importCommand(program: Command, io: CliIo): void {
         const tally = new Tally(progressLine('importing', input.size, io.stderr));
         let summary: Summary;
         try {
-          summary = await importItems(store, records, { tally });
+          summary = await importItems(store, records, { tally, events: opts.events === true });
         } catch (err) {
           // One transaction: whatever went wrong, the store is as it was.
           throw new UsageError(`${(err as Error).message} (nothing was imported)`, { cause: err });

@@ -28,6 +28,11 @@ export interface ImportRun {
   tally?: Tally;
   /** runs in the import's transaction after the last record, before the commit */
   finish?: (trx: Transaction<Database>) => Promise<void>;
+  /**
+   * record the EventSub events the records cause (`helixd import --events`); default false: a bulk
+   * load notifies no subscriber of old news, nor doubles its cost in outbox rows
+   */
+  events?: boolean;
 }
 
 /**
@@ -64,7 +69,7 @@ export async function importItems(
           const { runs, records, bytes } = r.value;
           if (intoEmpty && !deferred && records >= CHUNK)
             deferred = await dropSecondaryIndexes(trx, store.dialect);
-          await writeRuns(store, runs, { mode: 'create', trx, imported });
+          await writeRuns(store, runs, { mode: 'create', trx, imported, events: run.events ?? false });
           for (const { kind, wheres } of runs) tally.add(kind, wheres.length);
           tally.read(bytes);
         }

@@ -8,6 +8,7 @@ import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
 import type { Dialect, Store } from '../store/db.ts';
+import { eventsCommitted, type NewEvent, recordEvents } from '../store/events.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -22,6 +23,7 @@ import {
 import type { Database } from '../store/schema.ts';
 import { findUnstorable, unstorableText } from '../store/text.ts';
 import { parseNumericId } from '../wire/ids.ts';
+import { EVENT_KINDS, eventsOfDelete, eventsOfWrite, USER_UPDATE_COLUMNS } from './events.ts';
 import { FieldRule, ruleOfPattern } from './fields.ts';
 import { RECORD_KINDS, type RecordKind, type Row, recordKind } from './kinds.ts';
 
@@ -57,6 +59,12 @@ export interface WriteOptions {
    * the keys it wrote (see ImportedKeys) instead of looked up
    */
   imported?: ImportedKeys;
+  /**
+   * record the EventSub events the write causes (src/records/events.ts), in its transaction; default
+   * true. `helixd import` and `--fixtures` pass false unless asked (docs/eventsub.md: a bulk load
+   * floods no subscriber with old news, nor doubles its cost in outbox rows).
+   */
+  events?: boolean;
 }
 
 /** A refused record: `<where>: <kind> <field>: <rule>`, answered in the Helix error body. */
@@ -316,14 +324,17 @@ export class ImportedKeys {
   }
 }
 
-/** Refuses a run's first record whose key or unique value is repeated in the run or taken in the store. */
+/**
+ * Refuses a run's first record whose key or unique value is repeated in the run or taken in the
+ * store; returns the keys (keyText) the store already held.
+ */
 async function checkKeys(
   trx: Transaction<Database>,
   run: PreparedRun,
   kind: RecordKind,
   mode: WriteMode,
   dialect: Dialect,
-): Promise<void> {
+): Promise<Set<string>> {
   const refuse = (i: number, status: 404 | 409, field: string, rule: string) =>
     new RecordError(status, whereOf(run, i), kind.kind, field, rule);
   const keys = Array.from({ length: run.wheres.length }, (_, i) => keyOf(run, i));
@@ -370,6 +381,7 @@ async function checkKeys(
         );
     }
   }
+  return existing;
 }
 
 /** Refuses a run's first record that names a record the store does not hold. */
@@ -422,11 +434,24 @@ async function writeRun(
   opts: WriteOptions,
   insert: ReturnType<typeof inserter>,
   dialect: Dialect,
-): Promise<void> {
+): Promise<NewEvent[]> {
   const kind = recordKind(run.kind) as RecordKind;
   const { mode, imported } = opts;
-  if (mode !== 'create') await checkKeys(trx, run, kind, mode, dialect);
+  const existing = mode === 'create' ? undefined : await checkKeys(trx, run, kind, mode, dialect);
   await checkRefs(trx, run, kind, dialect, imported);
+  const events = opts.events !== false && EVENT_KINDS.has(kind.kind);
+  // A user's values before the write: a change of its names, description or email is an event.
+  const before =
+    events && existing && kind.kind === 'user'
+      ? new Map(
+          (
+            await rowsWhereIn(trx, dialect, 'users', 'id', run.keyCols[0] as KeyValue[], [
+              'id',
+              ...USER_UPDATE_COLUMNS,
+            ])
+          ).map((r) => [Number(r.id), r]),
+        )
+      : undefined;
 
   const insertOnly = kind.insertOnly ?? {};
   const rows = { table: kind.table, columns: run.columns, json: run.json };
@@ -451,6 +476,12 @@ async function writeRun(
   }
   const keys = imported?.of(kind.kind);
   if (keys) for (const key of run.keyCols[0] as KeyValue[]) keys.add(key);
+  if (!events) return [];
+  const written = (JSON.parse(run.json) as unknown[][]).map((values) =>
+    Object.fromEntries(run.columns.map((c, i) => [c, values[i]])),
+  );
+  const created = written.map((_, i) => !existing?.has(keyText(keyOf(run, i))));
+  return eventsOfWrite(trx, dialect, kind.kind, written, created, before);
 }
 
 /**
@@ -480,10 +511,14 @@ export async function writeRuns(
   const write = async (trx: Transaction<Database>) => {
     if (runs.some((r) => r.kind === 'stream')) await lockMoves(trx, store.dialect);
     const insert = inserter(trx, store.dialect);
-    for (const run of runs) await writeRun(trx, run, opts, insert, store.dialect);
+    const events: NewEvent[] = [];
+    for (const run of runs) events.push(...(await writeRun(trx, run, opts, insert, store.dialect)));
+    return (await recordEvents(trx, store.dialect, events, Date.now())).length;
   };
+  // In the caller's transaction, the caller commits: serving processes find its events by their
+  // tails' polls (src/eventsub/).
   if (opts.trx) await write(opts.trx);
-  else await store.db.transaction().execute(write);
+  else if ((await store.db.transaction().execute(write)) > 0) eventsCommitted(store);
 }
 
 /**
@@ -544,15 +579,20 @@ export async function deleteRecord(
 ): Promise<void> {
   const refuse = (status: 404 | 409, rule: string) =>
     new RecordError(status, where, kind.kind, keyField(kind), rule);
-  await store.db.transaction().execute(async (trx) => {
+  const recorded = await store.db.transaction().execute(async (trx) => {
     if (kind.kind === 'stream') await lockMoves(trx, store.dialect);
-    if (!(await rowByKey(trx, kind.table, kind.keyColumns, key)))
-      throw refuse(404, `no ${kind.kind} has this key (${key.join(', ')})`);
+    const row = await rowByKey(trx, kind.table, kind.keyColumns, key);
+    if (!row) throw refuse(404, `no ${kind.kind} has this key (${key.join(', ')})`);
     for (const other of RECORD_KINDS)
       for (const ref of other.refs)
         if (ref.kind === kind.kind && (await anyRowNames(trx, other.table, ref.column, key[0] as KeyValue)))
           throw refuse(409, `is named by ${other.plural} (${ref.field}): delete or change those first`);
     if (kind.kind === 'user') await deleteUserGrants(trx, key[0] as number);
+    // The event names the users as they are before the delete (a user is never deleted here
+    // while a record names it).
+    const events = await eventsOfDelete(trx, store.dialect, kind.kind, row);
     await deleteByKey(trx, kind.table, kind.keyColumns, key);
+    return (await recordEvents(trx, store.dialect, events, Date.now())).length;
   });
+  if (recorded > 0) eventsCommitted(store);
 }

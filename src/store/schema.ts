@@ -4,8 +4,9 @@
 // - flags are integers 0/1 (SQLite has no boolean type);
 // - clip durations are integer tenths of a second (no float drift between stores);
 // - lists and localized texts are JSON text.
-// No column is database-generated: every id is assigned by the generator or the token service, so
-// that seeded data is identical on both stores.
+// No data column is database-generated: every id is assigned by the generator or the token service,
+// so that seeded data is identical on both stores (the outbox's order, EventsTable.id, is the one
+// exception, and no API answer shows it).
 import type { Generated, Insertable, Selectable } from 'kysely';
 
 export interface UsersTable {
@@ -237,6 +238,91 @@ export interface ExtensionDaysTable {
   clicks: number;
 }
 
+/**
+ * EventSub's outbox (migration 015): an event recorded with the write that caused it, or a control
+ * row (a subscription's change, a command for a session) at its place in the same order. `id` is
+ * the one database-generated column: it is the commit order, which no generator could give.
+ */
+export interface EventsTable {
+  id: Generated<number>;
+  kind: 'event' | 'control';
+  /** the event type (`stream.online`) or the control command */
+  type: string;
+  /** `<type>:<value of the condition's key field>`, or `session:<id>` for a session's command */
+  match_key: string;
+  /** JSON text: the event object as delivered, or the command's arguments */
+  payload: string;
+  /** Unix milliseconds, when it was recorded */
+  at: number;
+}
+
+/** An EventSub subscription (migration 015); times in Unix milliseconds. */
+export interface EventsubSubscriptionsTable {
+  /** a UUID, the wire's */
+  id: string;
+  client_id: string;
+  type: string;
+  version: string;
+  /** canonical JSON text: the type's condition fields in the catalogue's order */
+  condition: string;
+  match_key: string;
+  /** the condition's user whose authorization the subscription rests on; null for none */
+  auth_user_id: number | null;
+  status: string;
+  method: 'webhook' | 'websocket';
+  callback: string | null;
+  /** the webhook secret, kept as given (signing needs it), never answered */
+  secret: string | null;
+  session_id: string | null;
+  cost: number;
+  /** events with a greater id are delivered to it (the id of the control row that created it) */
+  from_event: number;
+  created_at: number;
+  disabled_at: number | null;
+}
+
+/** A WebSocket session (migration 015); times in Unix milliseconds. */
+export interface EventsubSessionsTable {
+  id: string;
+  /** the process holding its socket (`host:pid:start`) */
+  owner: string;
+  /** 'connected' or 'reconnecting' */
+  status: string;
+  /** bound by the session's first subscription */
+  client_id: string | null;
+  user_id: number | null;
+  keepalive_seconds: number;
+  connected_at: number;
+  /** the outbox id through which every event was sent to it (written at a hand-over) */
+  cursor: number;
+  reconnect_hash: string | null;
+  reconnect_until: number | null;
+}
+
+/** A serving process's heartbeat (migration 015). */
+export interface EventsubProcessesTable {
+  id: string;
+  seen_at: number;
+  /** the outbox id its tail has read through */
+  cursor: number;
+}
+
+/** A webhook message waiting to be sent (migration 015); times in Unix milliseconds. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  subscription_id: string;
+  /** 'verification', 'notification' or 'revocation' */
+  kind: string;
+  event_id: number | null;
+  message_id: string;
+  /** the request body as it will be sent */
+  body: string;
+  attempts: number;
+  due_at: number;
+  claimed_by: string | null;
+  claimed_until: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -258,6 +344,11 @@ export interface Database {
   extensions: ExtensionsTable;
   game_days: GameDaysTable;
   extension_days: ExtensionDaysTable;
+  events: EventsTable;
+  eventsub_subscriptions: EventsubSubscriptionsTable;
+  eventsub_sessions: EventsubSessionsTable;
+  eventsub_processes: EventsubProcessesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

@@ -119,3 +119,21 @@ export async function recountTotals(db: Kysely<Database>, dialect: Dialect): Pro
   await db.deleteFrom('subscription_totals').execute();
   await sql.raw(fillTotals(dialect === 'postgres')).execute(db);
 }
+
+/**
+ * How many of the broadcaster's subscriptions `gifterId` gifted (the `cumulative_total` of EventSub's
+ * channel.subscription.gift), counting the ones written in the current transaction.
+ */
+export async function giftedCount(
+  db: Kysely<Database>,
+  broadcasterId: number,
+  gifterId: number,
+): Promise<number> {
+  const row = await db
+    .selectFrom('subscriptions')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('broadcaster_id', '=', broadcasterId)
+    .where('gifter_id', '=', gifterId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
