@@ -25,6 +25,7 @@ import { adminRoutes } from './routes/admin/records.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
+import { eventsubSubscriptionsRoutes } from './routes/eventsub/subscriptions.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { legacyFollowsRoutes } from './routes/legacy-follows.ts';
@@ -157,6 +158,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   clipsRoutes(app, ctx);
   videosRoutes(app, ctx);
   subscriptionsRoutes(app, ctx);
+  eventsubSubscriptionsRoutes(app, ctx);
   markersRoutes(app, ctx);
   channelsRoutes(app, ctx);
   analyticsRoutes(app, ctx);

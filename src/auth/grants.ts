@@ -5,6 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { findClient } from '../store/clients.ts';
+import type { Store } from '../store/db.ts';
 import type { ClientRow, Database } from '../store/schema.ts';
 import { findUserById } from '../store/users.ts';
 import { parseNumericId } from '../wire/ids.ts';
@@ -137,11 +138,12 @@ export async function userTokenGrant(env: GrantEnv, p: Params): Promise<GrantedT
 }
 
 /**
- * POST /oauth2/revoke: the client's token goes. The deletion moves the store's change epoch: no
- * cache anywhere keeps the token.
+ * POST /oauth2/revoke: the client's token goes (with the user's authorization of the client, when
+ * it was the last: tokens.ts, revokeToken). The deletion moves the store's change epoch: no cache
+ * anywhere keeps the token. `now`: the server clock, Unix seconds.
  */
-export async function revoke(db: Kysely<Database>, p: Params): Promise<void> {
-  const client = await clientOf(db, p, false);
+export async function revoke(store: Store, p: Params, now: number): Promise<void> {
+  const client = await clientOf(store.db, p, false);
   const token = required(p, 'token', 'missing oauth token');
-  if (!(await revokeToken(db, token, client.id))) throw oauthError(400, 'Invalid token');
+  if (!(await revokeToken(store, token, client.id, now))) throw oauthError(400, 'Invalid token');
 }

@@ -1,7 +1,12 @@
 import crypto, { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { matchKey } from '../eventsub/types.ts';
+import type { Store } from '../store/db.ts';
+import { eventsCommitted, recordEvents } from '../store/events.ts';
+import { liveGrants, revokeSubscriptions } from '../store/eventsub-subscriptions.ts';
 import type { Database, TokenKind } from '../store/schema.ts';
 import { deleteToken, insertToken, spendRefreshToken } from '../store/tokens.ts';
+import { findUserById } from '../store/users.ts';
 
 // Tokens, codes, client ids and secrets are random lowercase alphanumerics of 30 characters, the
 // form client libraries expect. Only their SHA-256 is stored: a copy of the database grants nothing.
@@ -95,8 +100,54 @@ export async function refreshToken(
 /**
  * Revokes the token (access or refresh token, RFC 7009) issued to `clientId`: its row goes, so the
  * access token and its refresh token stop working at once, on every instance. False when no such
- * token of that client exists.
+ * token of that client exists. One transaction: when it was the user's last live token of the
+ * client (`now`, Unix seconds), the user's authorization of the client is gone
+ * (docs/eventsub-design.md, section 1): `user.authorization.revoke` is recorded, and the client's
+ * EventSub subscriptions resting on that user are revoked (`authorization_revoked`).
  */
-export async function revokeToken(db: Kysely<Database>, raw: string, clientId: string): Promise<boolean> {
-  return deleteToken(db, sha256(raw), clientId);
+export async function revokeToken(
+  store: Store,
+  raw: string,
+  clientId: string,
+  now: number,
+): Promise<boolean> {
+  const { dialect } = store;
+  const result = await store.db.transaction().execute(async (trx) => {
+    const gone = await deleteToken(trx, sha256(raw), clientId);
+    if (!gone) return { revoked: false, recorded: 0 };
+    const userId = gone.userId;
+    if (userId === null || (await liveGrants(trx, clientId, userId, now)).length > 0)
+      return { revoked: true, recorded: 0 };
+    const at = Date.now();
+    const user = await findUserById(trx, userId);
+    const type = 'user.authorization.revoke';
+    const events = await recordEvents(
+      trx,
+      dialect,
+      [
+        {
+          kind: 'event',
+          type,
+          match_key: matchKey(type, clientId),
+          payload: JSON.stringify({
+            client_id: clientId,
+            user_id: String(userId),
+            user_login: user?.login ?? null,
+            user_name: user?.display_name ?? null,
+          }),
+        },
+      ],
+      at,
+    );
+    const controls = await revokeSubscriptions(
+      trx,
+      dialect,
+      { clientId, authUserId: userId },
+      'authorization_revoked',
+      at,
+    );
+    return { revoked: true, recorded: events.length + controls };
+  });
+  if (result.recorded > 0) eventsCommitted(store);
+  return result.revoked;
 }

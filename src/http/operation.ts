@@ -3,9 +3,11 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TProperties, TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
+import { decodeUtf8, type InvalidUtf8 } from '../wire/text.ts';
 import { type AccessRule, authorize, type Principal } from './access.ts';
-import { HelixError, helixErrorBody } from './errors.ts';
+import { badRequest, HelixError, helixErrorBody } from './errors.ts';
 import { type OperationPaging, operationPaging, type QueryOf, querySchema } from './params.ts';
+import { compileValidator } from './query-validator.ts';
 
 /** Every operation is served under both prefixes (docs/api.md: the same operation at both). */
 export const OPERATION_PREFIXES = ['/helix', '/mock'] as const;
@@ -19,12 +21,19 @@ export interface OperationRequest<Q> {
   reply: FastifyReply;
   /** `first`/`after`/`before` and `pagination` of this operation */
   pages: OperationPaging;
+  /** the JSON body, as parsed (an operation with a `body` only; undefined when none was sent) */
+  body: unknown;
 }
 
 /** The error statuses an operation may answer besides the ones every operation may (COMMON_ERRORS). */
-export type OperationErrors = Partial<Record<403 | 404, string>>;
+export type OperationErrors = Partial<Record<403 | 404 | 409 | 429, string>>;
+
+/** The methods an operation may be served with. */
+export type OperationMethod = 'GET' | 'POST' | 'DELETE';
 
 export interface OperationDef<P extends TProperties, R extends TSchema> {
+  /** GET (the default), POST or DELETE */
+  method?: OperationMethod;
   /** the operation's path under each prefix, e.g. '/games/top' */
   path: string;
   /** Helix's name of the operation, e.g. 'Get Top Games' */
@@ -34,14 +43,33 @@ export interface OperationDef<P extends TProperties, R extends TSchema> {
   access: AccessRule;
   /** the query-string parameters, each one's schema (Fastify validates them, after `access`) */
   query: P;
-  /** the 200 answer's schema (it also serialises the answer, in its property order) */
+  /**
+   * A JSON body (POST): its schema describes it in /openapi.json; the handler checks it, so that
+   * the message names the field and the rule as the operation words them.
+   */
+  body?: TSchema;
+  /** the success status (default 200); 204 answers no body */
+  status?: 200 | 202 | 204;
+  /** the success answer's schema (it also serialises the answer, in its property order); Type.Null() for a 204 */
   response: R;
-  /** when the operation answers 403 or 404 */
+  /** when the operation answers 403, 404, 409 (or 429 besides the rate limit) */
   errors?: OperationErrors;
   /** decommissioned by Helix (the --legacy operations) */
   deprecated?: boolean;
+  /**
+   * Also served at the bare path, with no prefix (hidden from /openapi.json as /mock is): Twurple's
+   * mock mode calls `/eventsub/subscriptions` so.
+   */
+  unprefixed?: boolean;
   handler: (ctx: AppContext, r: OperationRequest<QueryOf<P>>) => Promise<Static<R>>;
 }
+
+/** An operation of any parameters and answer, as `operation` makes it for registerOperations. */
+export type AnyOperation = OperationDef<TProperties, TSchema>;
+
+/** `def`, type-checked against its own parameters and answer, for registerOperations. */
+export const operation = <P extends TProperties, R extends TSchema>(def: OperationDef<P, R>): AnyOperation =>
+  def as unknown as AnyOperation;
 
 /** What every operation may answer besides its 200, and when. */
 const COMMON_ERRORS = {
@@ -50,6 +78,12 @@ const COMMON_ERRORS = {
   429: "The token's rate limit is spent until the time in Ratelimit-Reset",
   500: 'An unexpected failure (its details are logged, never sent)',
   503: 'The store is unreachable',
+} as const;
+
+/** What an operation that reads a JSON body may answer besides, and when. */
+const BODY_ERRORS = {
+  413: 'The body is larger than 64 KiB',
+  415: 'The body is not JSON (Content-Type: application/json)',
 } as const;
 
 const described = (schema: TSchema, description: string) => ({ ...schema, description });
@@ -82,34 +116,104 @@ export function decorateOperations(app: FastifyInstance): void {
 }
 
 /**
- * Registers one operation at `/helix<path>` and `/mock<path>`. The access rules run in the route's
- * onRequest hook, before any parameter is looked at (a request with no token is a 401 even when
- * its parameters are wrong); Fastify validates the query string after it, with the schema `query`
- * (see query-validator.ts), and the handler receives the typed, defaulted query.
+ * The bodies of the operations that read one (POST), read in place of Fastify's parsers in the
+ * operations' own scope: JSON only, UTF-8 only (other bytes are a 400 naming the first bad one, never
+ * text with U+FFFD in their place), an empty body is no body (the handler says what is missing);
+ * any other type is a 415. Another method's body is never looked at: only POST reads one.
  */
+function operationBodies(scope: FastifyInstance): void {
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0 || req.method !== 'POST') return done(null, undefined);
+    let text: string;
+    try {
+      text = decodeUtf8(bytes);
+    } catch (err) {
+      return done(badRequest(`body: is ${(err as InvalidUtf8).message}`), undefined);
+    }
+    parseJson(req, text, done);
+  });
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
+    if ((body as Buffer).length === 0 || req.method !== 'POST') return done(null, undefined);
+    done(new HelixError(415, 'Unsupported Media Type'), undefined);
+  });
+}
+
+/** Registers one operation (GET, unless it says otherwise) at `/helix<path>` and `/mock<path>`. */
 export function registerOperation<P extends TProperties, R extends TSchema>(
   app: FastifyInstance,
   ctx: AppContext,
   def: OperationDef<P, R>,
 ): void {
-  const errors = { ...COMMON_ERRORS, ...def.errors };
-  const response: Record<number, object> = { 200: described(def.response, 'OK') };
-  for (const [status, when] of Object.entries(errors))
-    response[Number(status)] = described(helixErrorBody, when);
+  registerOperations(app, ctx, [operation(def)]);
+}
+
+/**
+ * Registers the operations of one path (one per method) at `/helix<path>` and `/mock<path>` (and
+ * the bare path when they say so). The access rules run in the route's onRequest hook, before any
+ * parameter or body is looked at (a request with no token is a 401 even when its parameters are
+ * wrong); Fastify validates the query string after it, with the schema `query` (see
+ * query-validator.ts), and the handler receives the typed, defaulted query. Any other method on the
+ * path is a 405, not a 404.
+ */
+export function registerOperations(
+  app: FastifyInstance,
+  ctx: AppContext,
+  defs: readonly AnyOperation[],
+): void {
+  const path = defs[0]?.path;
+  if (path === undefined || defs.some((d) => d.path !== path))
+    throw new Error('registerOperations: one or more operations of one path');
+  const methods = defs.map((d) => d.method ?? 'GET');
+  if (new Set(methods).size !== methods.length) throw new Error(`${path}: a method declared twice`);
+  const add = (scope: FastifyInstance) => {
+    for (const def of defs) addOperation(scope, ctx, def);
+    refuseOtherMethods(scope, defs, methods);
+  };
+  // Operations with a body read it with their own parsers, in a scope of their own: the app's other
+  // routes read none, or their own (the token service's, the admin API's).
+  if (defs.some((d) => d.body !== undefined))
+    app.register(async (scope) => {
+      operationBodies(scope);
+      add(scope);
+    });
+  else add(app);
+}
+
+const prefixesOf = (def: AnyOperation): readonly string[] =>
+  def.unprefixed ? [...OPERATION_PREFIXES, ''] : OPERATION_PREFIXES;
+
+function addOperation(app: FastifyInstance, ctx: AppContext, def: AnyOperation): void {
+  const method = def.method ?? 'GET';
+  const status = def.status ?? 200;
+  const errors = { ...COMMON_ERRORS, ...(def.body ? BODY_ERRORS : {}), ...def.errors };
+  const response: Record<number, object> = {
+    [status]: status === 204 ? { description: 'No content', type: 'null' } : described(def.response, 'OK'),
+  };
+  for (const [code, when] of Object.entries(errors)) response[Number(code)] = described(helixErrorBody, when);
   const pages = operationPaging(ctx.secret, def.path);
-  for (const prefix of OPERATION_PREFIXES) {
-    app.get(prefix + def.path, {
+  for (const prefix of prefixesOf(def)) {
+    app.route({
+      method,
+      url: prefix + def.path,
       schema: {
-        // Only one prefix is described: the other serves the same operations.
+        // Only one prefix is described: the others serve the same operations.
         hide: prefix !== DOCUMENTED_PREFIX,
-        operationId: `get${def.path.replaceAll('/', '-')}`,
+        operationId: `${method.toLowerCase()}${def.path.replaceAll('/', '-')}`,
         summary: def.summary,
         description: def.description,
         ...(def.deprecated ? { deprecated: true } : {}),
         ...securityOf(def.access),
         querystring: querySchema(def.query),
+        ...(def.body ? { body: def.body } : {}),
         response,
       },
+      // The body is the handler's to check (its messages name the field); the query string is
+      // Fastify's, with helixd's strict reading.
+      validatorCompiler: (route) =>
+        route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : compileValidator(route),
       onRequest: async (req, reply) => {
         const principal = await authorize(ctx, req, def.access);
         // Rate limit after the token check (the bucket is the token's), before any parameter.
@@ -119,19 +223,31 @@ export function registerOperation<P extends TProperties, R extends TSchema>(
       handler: async (req, reply) => {
         const { principal } = req;
         if (principal === null) throw new Error(`${req.url}: no principal (the access hook did not run)`);
-        return def.handler(ctx, { query: req.query as QueryOf<P>, principal, req, reply, pages });
+        const query = req.query as QueryOf<TProperties>;
+        const out = await def.handler(ctx, { query, principal, req, reply, pages, body: req.body });
+        reply.code(status);
+        return status === 204 ? undefined : out;
       },
     });
-    // The operations are reads: any other method on their paths is a 405, not a 404. Refused in
-    // onRequest, before any body is read, so a body's size or type cannot turn it into a 413/415.
+  }
+}
+
+/**
+ * The methods a path does not serve are a 405 naming the ones it does, not a 404. Refused in
+ * onRequest, before any body is read, so a body's size or type cannot turn it into a 413/415.
+ */
+function refuseOtherMethods(app: FastifyInstance, defs: readonly AnyOperation[], served: readonly string[]) {
+  const others = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => !served.includes(m));
+  const allow = [...served.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]))].join(', ');
+  const prefixes = new Set(defs.flatMap(prefixesOf));
+  for (const prefix of prefixes)
     app.route({
-      method: ['POST', 'PUT', 'PATCH', 'DELETE'],
-      url: prefix + def.path,
+      method: others,
+      url: prefix + (defs[0] as AnyOperation).path,
       schema: { hide: true },
       onRequest: async () => {
-        throw new HelixError(405, 'Method Not Allowed', { headers: { allow: 'GET, HEAD' } });
+        throw new HelixError(405, 'Method Not Allowed', { headers: { allow } });
       },
       handler: async () => undefined,
     });
-  }
 }

@@ -9,6 +9,7 @@ import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
 import type { Dialect, Store } from '../store/db.ts';
 import { eventsCommitted, type NewEvent, recordEvents } from '../store/events.ts';
+import { revokeSubscriptions } from '../store/eventsub-subscriptions.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -592,7 +593,27 @@ export async function deleteRecord(
     // while a record names it).
     const events = await eventsOfDelete(trx, store.dialect, kind.kind, row);
     await deleteByKey(trx, kind.table, kind.keyColumns, key);
-    return (await recordEvents(trx, store.dialect, events, Date.now())).length;
+    const at = Date.now();
+    // The EventSub subscriptions that rested on what went are revoked in the same transaction
+    // (docs/eventsub-design.md, section 1): a user's, and the follows read through a moderator.
+    let controls = 0;
+    if (kind.kind === 'user')
+      controls = await revokeSubscriptions(
+        trx,
+        store.dialect,
+        { namesUser: Number(key[0]) },
+        'user_removed',
+        at,
+      );
+    if (kind.kind === 'moderator')
+      controls = await revokeSubscriptions(
+        trx,
+        store.dialect,
+        { followsOf: Number(row.broadcaster_id), moderator: Number(row.user_id) },
+        'moderator_removed',
+        at,
+      );
+    return (await recordEvents(trx, store.dialect, events, at)).length + controls;
   });
   if (recorded > 0) eventsCommitted(store);
 }

@@ -34,16 +34,21 @@ export async function spendRefreshToken(
 }
 
 /**
- * Deletes the token of `clientId` whose access token or refresh token has this hash; false when
- * none does.
+ * Deletes the token of `clientId` whose access token or refresh token has this hash: the user it
+ * was issued for (null for an app token), or undefined when no such token existed.
  */
-export async function deleteToken(db: Kysely<Database>, hash: string, clientId: string): Promise<boolean> {
-  const res = await db
+export async function deleteToken(
+  db: Kysely<Database>,
+  hash: string,
+  clientId: string,
+): Promise<{ userId: number | null } | undefined> {
+  const row = await db
     .deleteFrom('tokens')
     .where('client_id', '=', clientId)
     .where((eb) => eb.or([eb('hash', '=', hash), eb('refresh_hash', '=', hash)]))
+    .returning('user_id')
     .executeTakeFirst();
-  return Number(res.numDeletedRows) > 0;
+  return row && { userId: row.user_id === null ? null : Number(row.user_id) };
 }
 
 /**

@@ -13,6 +13,7 @@ const OPERATIONS = [
   '/channels/followed',
   '/channels/followers',
   '/clips',
+  '/eventsub/subscriptions',
   '/games',
   '/games/top',
   '/streams',

@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { revoke } from '../../auth/grants.ts';
+import { nowSeconds } from '../../clock.ts';
 import type { AppContext } from '../../context.ts';
 import { paramsOf } from './request.ts';
 import { BODY_ERRORS, field, noBody, serviceError, serviceSchema } from './schema.ts';
@@ -22,7 +23,7 @@ const revokeSchema = (hide: boolean) =>
 /** `hide`: an alias, described once under /oauth2. */
 export function revokeRoute(scope: FastifyInstance, ctx: AppContext, prefix: string, hide: boolean): void {
   scope.post(`${prefix}/revoke`, { schema: revokeSchema(hide) }, async (req, reply) => {
-    await revoke(ctx.store.db, paramsOf(req));
+    await revoke(ctx.store, paramsOf(req), nowSeconds(ctx.clock));
     return reply.code(200).send();
   });
 }

@@ -1,0 +1,298 @@
+// EventSub subscriptions and what their checks read (docs/eventsub-design.md, section 2): the rows
+// of eventsub_subscriptions (migration 015), the sessions they are bound to, the grants (user token
+// rows) an authorization rests on, and the revocations the write path and the token service make.
+// Which subscription is allowed, and why, is decided in src/eventsub/subscriptions.ts.
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { Dialect } from './db.ts';
+import { type NewEvent, recordEvents } from './events.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
+import type { Database, EventsubSessionsTable, EventsubSubscriptionsTable } from './schema.ts';
+
+export type EventsubSubscriptionRow = Selectable<EventsubSubscriptionsTable>;
+export type EventsubSessionRow = Selectable<EventsubSessionsTable>;
+export type NewEventsubSubscription = Insertable<EventsubSubscriptionsTable>;
+
+/** The statuses of a subscription that is live: it counts against the limits and may be a duplicate. */
+export const LIVE_STATUSES = ['enabled', 'webhook_callback_verification_pending'] as const;
+
+/** The order of GET /eventsub/subscriptions: oldest first, ties by id. */
+export const EVENTSUB_SUBSCRIPTIONS_ORDER = ['created_at', 'id'] as const;
+
+/**
+ * Whose subscriptions a listing or a limit covers: a client's webhook subscriptions (an app
+ * token's), or the WebSocket subscriptions one user made for a client (a user token's). A WebSocket
+ * subscription's `auth_user_id` is the user whose token made it: the session is that user's, and
+ * the subscription rests on that user's authorization of the client.
+ */
+export type SubscriptionOwner =
+  | { method: 'webhook'; clientId: string }
+  | { method: 'websocket'; clientId: string; userId: number };
+
+/** The filter of a listing (at most one, src/eventsub/subscriptions.ts checks). */
+export type SubscriptionFilter =
+  | { kind: 'status'; value: string }
+  | { kind: 'type'; value: string }
+  | { kind: 'user_id'; value: number }
+  | { kind: 'subscription_id'; value: string }
+  | undefined;
+
+/**
+ * The condition names user `userId` in one of its user fields (every one of them ends in
+ * `user_id`). The condition is canonical JSON of strings of digits, so the value is delimited by
+ * quotes: `"user_id":"12"` never matches 123.
+ */
+const namesUser = (userId: number) => `%user_id":"${userId}"%`;
+
+function ownedBy(db: Kysely<Database>, owner: SubscriptionOwner) {
+  let q = db
+    .selectFrom('eventsub_subscriptions')
+    .where('client_id', '=', owner.clientId)
+    .where('method', '=', owner.method);
+  if (owner.method === 'websocket') q = q.where('auth_user_id', '=', owner.userId);
+  return q;
+}
+
+function filtered(db: Kysely<Database>, owner: SubscriptionOwner, filter: SubscriptionFilter) {
+  const q = ownedBy(db, owner);
+  switch (filter?.kind) {
+    case undefined:
+      return q;
+    case 'status':
+      return q.where('status', '=', filter.value);
+    case 'type':
+      return q.where('type', '=', filter.value);
+    case 'subscription_id':
+      return q.where('id', '=', filter.value);
+    case 'user_id':
+      return q.where('condition', 'like', namesUser(filter.value));
+  }
+}
+
+/** One page of the owner's subscriptions (disabled ones included), oldest first. */
+export function subscriptionsPage(
+  db: Kysely<Database>,
+  owner: SubscriptionOwner,
+  filter: SubscriptionFilter,
+  page: PageQuery,
+): Promise<Page<EventsubSubscriptionRow>> {
+  return keysetPage(filtered(db, owner, filter).selectAll(), EVENTSUB_SUBSCRIPTIONS_ORDER, 'asc', page);
+}
+
+/** How many of the owner's subscriptions pass `filter`, disabled ones included. */
+export async function countSubscriptions(
+  db: Kysely<Database>,
+  owner: SubscriptionOwner,
+  filter: SubscriptionFilter,
+): Promise<number> {
+  const row = await filtered(db, owner, filter)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The owner's live subscriptions: how many, and their summed cost (what the limits count). */
+export async function liveCost(
+  db: Kysely<Database>,
+  owner: SubscriptionOwner,
+): Promise<{ count: number; cost: number }> {
+  const row = await ownedBy(db, owner)
+    .where('status', 'in', LIVE_STATUSES)
+    .select((eb) => [eb.fn.countAll().as('n'), eb.fn.sum('cost').as('cost')])
+    .executeTakeFirst();
+  return { count: Number(row?.n ?? 0), cost: Number(row?.cost ?? 0) };
+}
+
+/** How many enabled subscriptions a session holds. */
+export async function sessionSubscriptionCount(db: Kysely<Database>, sessionId: string): Promise<number> {
+  const row = await db
+    .selectFrom('eventsub_subscriptions')
+    .where('session_id', '=', sessionId)
+    .where('status', '=', 'enabled')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export function subscriptionById(
+  db: Kysely<Database>,
+  id: string,
+): Promise<EventsubSubscriptionRow | undefined> {
+  return db.selectFrom('eventsub_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertSubscription(
+  trx: Kysely<Database>,
+  row: NewEventsubSubscription,
+): Promise<EventsubSubscriptionRow> {
+  await trx.insertInto('eventsub_subscriptions').values(row).execute();
+  return {
+    ...row,
+    auth_user_id: row.auth_user_id ?? null,
+    disabled_at: row.disabled_at ?? null,
+  } as EventsubSubscriptionRow;
+}
+
+/** Deletes the subscription; false when no row had that id. */
+export async function deleteSubscription(trx: Kysely<Database>, id: string): Promise<boolean> {
+  const res = await trx.deleteFrom('eventsub_subscriptions').where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+// ---- Sessions ----
+
+export function sessionById(db: Kysely<Database>, id: string): Promise<EventsubSessionRow | undefined> {
+  return db.selectFrom('eventsub_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The connected_at (Unix ms) of each session among `ids` that exists. */
+export async function sessionsConnectedAt(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('eventsub_sessions')
+    .select(['id', 'connected_at'])
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, Number(r.connected_at)]));
+}
+
+/** The sessions bound to (client, user). */
+export async function sessionsOf(db: Kysely<Database>, clientId: string, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('eventsub_sessions')
+    .where('client_id', '=', clientId)
+    .where('user_id', '=', userId)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Binds a session not yet bound to (client, user), by a conditional update: two first
+ * subscriptions racing bind it once. False when it was bound already (to whomever).
+ */
+export async function bindSession(
+  trx: Kysely<Database>,
+  id: string,
+  clientId: string,
+  userId: number,
+): Promise<boolean> {
+  const res = await trx
+    .updateTable('eventsub_sessions')
+    .set({ client_id: clientId, user_id: userId })
+    .where('id', '=', id)
+    .where('client_id', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+// ---- Grants ----
+
+/**
+ * The scopes of each user token row of (client, user) that is not dead at `now` (Unix seconds): its
+ * access token unexpired, or its refresh token unspent. Such a row is what an authorization of the
+ * client by the user is in helixd (docs/eventsub-design.md, section 2). None: not authorized.
+ */
+export async function liveGrants(
+  db: Kysely<Database>,
+  clientId: string,
+  userId: number,
+  now: number,
+): Promise<string[][]> {
+  const rows = await db
+    .selectFrom('tokens')
+    .select('scopes')
+    .where('client_id', '=', clientId)
+    .where('kind', '=', 'user')
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('expires_at', '>', now), eb('refresh_hash', 'is not', null)]))
+    .execute();
+  return rows.map((r) => r.scopes.split(' ').filter(Boolean));
+}
+
+/** Whether any user token row of (client, user) remains, dead or not. */
+export async function anyUserToken(db: Kysely<Database>, clientId: string, userId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('tokens')
+    .select('hash')
+    .where('client_id', '=', clientId)
+    .where('kind', '=', 'user')
+    .where('user_id', '=', userId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Which users exist among `ids`. */
+export async function existingUsers(db: Kysely<Database>, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('users').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+// ---- Revocation ----
+
+/** Which live subscriptions a revocation disables. */
+export type RevokeWhere =
+  /** every one whose condition names the user, or that the user made (a user deleted) */
+  | { namesUser: number }
+  /** a client's that rest on the user's authorization (the user's last token of the client revoked) */
+  | { clientId: string; authUserId: number }
+  /** the channel.follow ones of the channel authorized through the moderator (a moderator removed) */
+  | { followsOf: number; moderator: number };
+
+/** The control row that tells the session's process of a change of a WebSocket subscription. */
+export const subscriptionControl = (
+  command: 'subscription.enabled' | 'subscription.deleted' | 'subscription.revoked',
+  sessionId: string,
+  payload: object,
+): NewEvent => ({
+  kind: 'control',
+  type: command,
+  match_key: `session:${sessionId}`,
+  payload: JSON.stringify(payload),
+});
+
+/**
+ * Disables the live subscriptions `where` names with `status` (and `disabled_at` = `at`, Unix ms),
+ * inside the caller's transaction, and records a `subscription.revoked` control row per WebSocket
+ * subscription so that the process holding its session sends the revocation. Returns how many
+ * control rows were recorded (the caller tells eventsCommitted after its commit when any were).
+ */
+export async function revokeSubscriptions(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  where: RevokeWhere,
+  status: string,
+  at: number = Date.now(),
+): Promise<number> {
+  let q = trx
+    .updateTable('eventsub_subscriptions')
+    .set({ status, disabled_at: at })
+    .where('status', 'in', LIVE_STATUSES);
+  if ('namesUser' in where)
+    q = q.where((eb) =>
+      eb.or([eb('condition', 'like', namesUser(where.namesUser)), eb('auth_user_id', '=', where.namesUser)]),
+    );
+  else if ('clientId' in where)
+    q = q.where('client_id', '=', where.clientId).where('auth_user_id', '=', where.authUserId);
+  else
+    q = q.where('type', '=', 'channel.follow').where(
+      'condition',
+      '=',
+      // The canonical condition of channel.follow (the catalogue's field order).
+      JSON.stringify({
+        broadcaster_user_id: String(where.followsOf),
+        moderator_user_id: String(where.moderator),
+      }),
+    );
+  const revoked = await q.returning(['id', 'method', 'session_id']).execute();
+  const controls = revoked
+    .filter((r) => r.method === 'websocket' && r.session_id !== null)
+    .map((r) =>
+      subscriptionControl('subscription.revoked', r.session_id as string, { subscription_id: r.id, status }),
+    );
+  return (await recordEvents(trx, dialect, controls, at)).length;
+}
