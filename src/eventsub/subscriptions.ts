@@ -79,7 +79,9 @@ function stringField(o: Json, name: string, where: string): string {
 
 /** No field but `allowed` in `o`, or a 400 naming the first other one. */
 function onlyFields(o: Json, allowed: readonly string[], where: string): void {
-  const extra = Object.keys(o).find((k) => !allowed.includes(k));
+  const found = Object.keys(o).find((k) => !allowed.includes(k));
+  // A field's name is quoted back, cut short: it is the client's text, of any length.
+  const extra = found !== undefined && found.length > 100 ? `${found.slice(0, 100)}...` : found;
   if (extra !== undefined)
     throw badRequest(
       `The field "${where}${extra}" is not accepted here (accepted: ${allowed.map((f) => `"${where}${f}"`).join(', ')})`,

@@ -5,7 +5,8 @@
 // repeated keys, empty values, huge numbers, broken percent-encoding, NUL and control characters,
 // lone surrogates, very long values; with valid and invalid tokens. The token service also gets
 // form and JSON bodies, the admin API JSON bodies (records of the store with a field changed, and
-// junk), and both JSON whose bytes are not UTF-8. Whatever comes in: never a 5xx, every error the
+// junk), POST /eventsub/subscriptions subscriptions near valid ones (of every served type, with a
+// field changed), and all of them JSON whose bytes are not UTF-8. Whatever comes in: never a 5xx, every error the
 // route's error body, and the app still serves at the end. Every answer is also checked against
 // /openapi.json (test/support/apps.ts).
 //
@@ -20,6 +21,7 @@ import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { OPERATION_SCOPES, SCOPES } from '../../src/auth/scopes.ts';
 import { mintToken } from '../../src/auth/tokens.ts';
+import { EVENT_TYPES } from '../../src/eventsub/types.ts';
 import { DOCUMENTED_PREFIX, OPERATION_PREFIXES } from '../../src/http/operation.ts';
 import { recordKindByPlural } from '../../src/records/index.ts';
 import { forEachStore, startTestApp, TEST_NOW, type TestApp } from '../support/apps.ts';
@@ -39,6 +41,8 @@ const FAULTS_PATH = '/admin/faults';
 const CLOCK_PATH = '/admin/clock';
 /** What a report URL carries (src/reports/signing.ts); /openapi.json does not list it. */
 const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];
+/** The EventSub subscriptions: a JSON body on POST, and served at the bare path too (Twurple's mock mode). */
+const EVENTSUB_PATH = `${DOCUMENTED_PREFIX}/eventsub/subscriptions`;
 
 // ---- The routes, as /openapi.json describes them ----
 
@@ -149,7 +153,8 @@ function sourcesOf(name: string): string[] {
   if (/(^|_)(broadcaster|user|from|to|creator|owner|gifter)_id$/.test(name))
     return [name, 'user_id', 'broadcaster_id', 'users.id'];
   if (['login', 'user_login', 'user'].includes(name)) return ['login', 'user_login'];
-  if (name === 'id') return ['users.id', 'games.id', 'clips.id', 'videos.id', 'markers.id', 'streams.id'];
+  if (name === 'id')
+    return ['users.id', 'games.id', 'clips.id', 'videos.id', 'markers.id', 'streams.id', 'subscription_id'];
   if (name === 'game_id') return ['game_id', 'games.id'];
   if (name === 'video_id') return ['video_id', 'videos.id'];
   if (name === 'extension_id' || name === 'extension_client_id')
@@ -333,7 +338,7 @@ function nearRecord(records: Json[]): fc.Arbitrary<Json> {
 type Credentials = 'user' | 'user-no-scope' | 'app' | 'admin' | 'unknown' | 'none' | 'wrong-client';
 
 interface Case {
-  /** the operations' prefix (/helix or /mock), for an operation */
+  /** the operations' prefix (/helix or /mock; none: the bare path, which /eventsub/subscriptions has too) */
   prefix: string;
   /** the path parameters' text, percent-encoded */
   path: string[];
@@ -383,6 +388,77 @@ const recordsOf = (f: Fuzzed, plural: string) => {
   return records.length ? records : [{}];
 };
 
+/**
+ * A subscription request near a valid one: a served type with its version and its condition's
+ * fields (users of the store, the cases' own client), a webhook or WebSocket transport; any part of
+ * it may be junk, missing, or one field too many.
+ */
+function eventsubBody(f: Fuzzed): fc.Arbitrary<Json> {
+  const user = fc.oneof(
+    { arbitrary: f.pool.draw(['users.id']) ?? numbers, weight: 20 },
+    { arbitrary: f.pool.draw(['me']) ?? numbers, weight: 2 },
+    numbers,
+    jsonJunk,
+  );
+  const clientId = fc.oneof({ arbitrary: fc.constant(FUZZ_CLIENT.id), weight: 20 }, junk, jsonJunk);
+  const transport = fc.oneof(
+    {
+      arbitrary: nearly({ method: fc.constant('webhook'), callback: callbacks, secret: secrets }),
+      weight: 12,
+    },
+    {
+      arbitrary: nearly({ method: fc.constant('websocket'), session_id: fc.oneof(fc.uuid(), junk) }),
+      weight: 2,
+    },
+    jsonJunk,
+  );
+  return fc.constantFrom(...EVENT_TYPES).chain((type) =>
+    nearly({
+      type: fc.oneof({ arbitrary: fc.constant(type.type), weight: 20 }, junk, jsonJunk),
+      version: fc.oneof({ arbitrary: fc.constant(type.version), weight: 20 }, numbers, jsonJunk),
+      condition: fc.oneof(
+        {
+          arbitrary: nearly(
+            Object.fromEntries(
+              type.condition.map((field) => [field, field === 'client_id' ? clientId : user]),
+            ),
+          ),
+          weight: 20,
+        },
+        jsonJunk,
+      ),
+      transport,
+    }),
+  );
+}
+const callbacks = fc.oneof(
+  { arbitrary: fc.constantFrom('http://localhost:9/cb', 'https://example.com:8443/cb'), weight: 20 },
+  fc.constantFrom('ftp://example.com/', '/relative', 'http://', `https://x/${'a'.repeat(3000)}`),
+  junk,
+  jsonJunk,
+);
+const secrets = fc.oneof({ arbitrary: fc.constant('fuzz-webhook-secret'), weight: 20 }, junk, jsonJunk);
+
+/** An object of `fields`, mostly whole; else one field left out, or one of junk added. */
+function nearly(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Json> {
+  const names = Object.keys(fields);
+  return fc
+    .tuple(
+      fc.record(fields),
+      fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 20 },
+        fc.constantFrom(...names).map((name) => ({ drop: name })),
+        fc.tuple(junk, jsonJunk).map(([k, v]) => ({ add: [k, v] as const })),
+      ),
+    )
+    .map(([o, change]) => {
+      const out: Json = { ...o };
+      if (change && 'drop' in change) delete out[change.drop];
+      if (change && 'add' in change) out[change.add[0]] = change.add[1];
+      return out;
+    });
+}
+
 function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
   const none = fc.constant(undefined);
   if (TOKEN_SERVICE.test(route.path) && route.method === 'POST') {
@@ -405,6 +481,12 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
       { arbitrary: brokenBody, weight: 1 },
     );
   }
+  if (route.path === EVENTSUB_PATH && route.method === 'POST')
+    return fc.oneof(
+      { arbitrary: eventsubBody(f).map(json), weight: 8 },
+      { arbitrary: brokenBody, weight: 1 },
+      { arbitrary: none, weight: 1 },
+    );
   if (!route.path.startsWith('/admin') || route.method === 'GET' || route.method === 'DELETE')
     return fc.oneof({ arbitrary: none, weight: 9 }, { arbitrary: brokenBody, weight: 1 });
   if (route.path === FAULTS_PATH) {
@@ -526,7 +608,8 @@ function caseFor(route: Route, f: Fuzzed): fc.Arbitrary<Case> {
       )
     : fc.oneof(
         { arbitrary: fc.constant('user' as const), weight: 8 },
-        { arbitrary: fc.constant('app' as const), weight: 2 },
+        // Webhook subscriptions are made with app tokens: as often as user tokens there.
+        { arbitrary: fc.constant('app' as const), weight: route.path === EVENTSUB_PATH ? 8 : 2 },
         fc.constantFrom<Credentials>('user-no-scope', 'unknown', 'none', 'wrong-client'),
       );
   const segment = (name: string) =>
@@ -542,7 +625,7 @@ function caseFor(route: Route, f: Fuzzed): fc.Arbitrary<Case> {
   const path = fc.tuple(...route.pathParams.map(segment));
   return fc.record({
     prefix: route.path.startsWith(DOCUMENTED_PREFIX)
-      ? fc.constantFrom(...OPERATION_PREFIXES)
+      ? fc.constantFrom(...OPERATION_PREFIXES, ...(route.path === EVENTSUB_PATH ? [''] : []))
       : fc.constant(''),
     path: records.length && route.pathParams.length ? fc.oneof(keyOfRecord, path) : path,
     query: queryText(route.query, f.pool),
@@ -555,7 +638,7 @@ function caseFor(route: Route, f: Fuzzed): fc.Arbitrary<Case> {
 function requestOf(route: Route, c: Case, f: Fuzzed): InjectOptions & { url: string } {
   let path = route.path;
   for (const [i, name] of route.pathParams.entries()) path = path.replace(`{${name}}`, c.path[i] ?? '');
-  if (c.prefix) path = c.prefix + path.slice(DOCUMENTED_PREFIX.length);
+  if (route.path.startsWith(DOCUMENTED_PREFIX)) path = c.prefix + path.slice(DOCUMENTED_PREFIX.length);
   return {
     method: route.method as 'GET',
     url: `${path}${c.query ? `?${c.query}` : ''}`,
@@ -668,6 +751,9 @@ function harvest(pool: Pool, res: LightMyRequestResponse): void {
   if (!String(res.headers['content-type']).startsWith('application/json')) return;
   const body = JSON.parse(res.body) as { pagination?: { cursor?: unknown }; data?: unknown };
   pool.add('cursor', body.pagination?.cursor);
+  // EventSub subscriptions' ids, for the DELETE and the GET filter of later cases.
+  for (const d of Array.isArray(body.data) ? (body.data as Json[]) : [])
+    if (typeof d?.transport === 'object') pool.add('subscription_id', d.id);
   for (const d of Array.isArray(body.data) ? (body.data as Json[]) : []) {
     if (typeof d?.URL !== 'string') continue;
     const url = new URL(d.URL);
