@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
@@ -6,6 +7,7 @@ import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './cluster/shutdown.ts'
 import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { WebhookSender } from './eventsub/webhooks.ts';
 import { type FaultSetting, installFaults } from './faults/injector.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
@@ -170,6 +172,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.clockDriver ?? (deps.clock instanceof DrivenClock ? localDriver(deps.clock) : undefined);
   if (clockDriver) clockRoutes(app, ctx, clockDriver);
   liveRoutes(app, ctx, startLiveWorld(app, ctx));
+  const webhooks = new WebhookSender(ctx.store, {
+    owner: `${hostname()}:${process.pid}:${Date.now()}`,
+    retries: deps.config.webhookRetries,
+    backoffMs: deps.config.webhookBackoff,
+  });
+  app.addHook('onClose', () => webhooks.stop());
 
   await app.ready();
   return app;
