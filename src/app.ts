@@ -21,6 +21,7 @@ import { AppMetrics } from './metrics/registry.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './ratelimit/limiter.ts';
 import { RedisRateLimitStore } from './ratelimit/redis.ts';
 import { clockRoutes } from './routes/admin/clock.ts';
+import { eventsubAdminRoutes } from './routes/admin/eventsub.ts';
 import { faultRoutes } from './routes/admin/faults.ts';
 import { liveRoutes } from './routes/admin/live.ts';
 import { adminRoutes } from './routes/admin/records.ts';
@@ -168,6 +169,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   legacyTagsRoutes(app, ctx);
   adminRoutes(app, ctx);
   faultRoutes(app, ctx, faults);
+  eventsubAdminRoutes(app, ctx);
   const clockDriver =
     deps.clockDriver ?? (deps.clock instanceof DrivenClock ? localDriver(deps.clock) : undefined);
   if (clockDriver) clockRoutes(app, ctx, clockDriver);
