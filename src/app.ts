@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
@@ -6,6 +7,7 @@ import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './cluster/shutdown.ts'
 import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { WebhookSender } from './eventsub/webhooks.ts';
 import { type FaultSetting, installFaults } from './faults/injector.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
@@ -19,6 +21,7 @@ import { AppMetrics } from './metrics/registry.ts';
 import { MemoryRateLimitStore, RateLimiter, type RateLimitStore } from './ratelimit/limiter.ts';
 import { RedisRateLimitStore } from './ratelimit/redis.ts';
 import { clockRoutes } from './routes/admin/clock.ts';
+import { eventsubAdminRoutes } from './routes/admin/eventsub.ts';
 import { faultRoutes } from './routes/admin/faults.ts';
 import { liveRoutes } from './routes/admin/live.ts';
 import { adminRoutes } from './routes/admin/records.ts';
@@ -168,10 +171,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   legacyTagsRoutes(app, ctx);
   adminRoutes(app, ctx);
   faultRoutes(app, ctx, faults);
+  eventsubAdminRoutes(app, ctx);
   const clockDriver =
     deps.clockDriver ?? (deps.clock instanceof DrivenClock ? localDriver(deps.clock) : undefined);
   if (clockDriver) clockRoutes(app, ctx, clockDriver);
   liveRoutes(app, ctx, startLiveWorld(app, ctx));
+  const webhooks = new WebhookSender(ctx.store, {
+    owner: `${hostname()}:${process.pid}:${Date.now()}`,
+    retries: deps.config.webhookRetries,
+    backoffMs: deps.config.webhookBackoff,
+  });
+  app.addHook('onClose', () => webhooks.stop());
 
   await app.ready();
   return app;

@@ -82,6 +82,10 @@ export interface Config {
   readonly liveRate: number;
   /** seed of the live world's draws; unset: a new one each start (logged, to replay a run) */
   readonly liveSeed: number | undefined;
+  /** failed attempts of a webhook notification before its subscription is revoked (src/eventsub/webhooks.ts) */
+  readonly webhookRetries: number;
+  /** the wait after a webhook's first failed attempt, milliseconds; each next wait doubles */
+  readonly webhookBackoff: number;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -463,6 +467,26 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     env: 'HELIXD_LIVE_SEED',
     parse: seedNumber,
     help: "seed of --live's draws, to replay a run",
+  },
+  webhookRetries: {
+    flag: '--webhook-retries <n>',
+    env: 'HELIXD_WEBHOOK_RETRIES',
+    default: 5,
+    parse: (v, label) => {
+      const given = String(v).trim();
+      const n = Number(given);
+      if (!/^\d+$/.test(given) || n < 1 || n > 20)
+        throw new ConfigError(`${label}: "${given}" must be a whole number from 1 to 20`);
+      return n;
+    },
+    help: 'failed attempts of an EventSub webhook notification before its subscription is revoked',
+  },
+  webhookBackoff: {
+    flag: '--webhook-backoff <duration>',
+    env: 'HELIXD_WEBHOOK_BACKOFF',
+    default: '1s',
+    parse: (v, label) => parseDurationMs(String(v), label),
+    help: "wait after a webhook's first failed attempt (100ms, 1s); each next wait doubles",
   },
 };
 

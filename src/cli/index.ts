@@ -6,6 +6,7 @@ import { ConfigError } from '../config.ts';
 import { VERSION } from '../version.ts';
 import { clientCommand } from './client.ts';
 import { type CliIo, UsageError } from './common.ts';
+import { eventCommand } from './event.ts';
 import { exportCommand } from './export.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
@@ -37,6 +38,7 @@ export function buildCli(io: CliIo = PROCESS_IO): Command {
   importCommand(program, io);
   exportCommand(program, io);
   clientCommand(program, io);
+  eventCommand(program, io);
   return program;
 }
 

@@ -3,6 +3,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Dialect, Store } from './db.ts';
 import type { Database, EventsTable } from './schema.ts';
+import { queueNotifications } from './webhook-deliveries.ts';
 
 export type EventRow = Omit<EventsTable, 'id'> & { id: number };
 export type NewEvent = Pick<EventsTable, 'kind' | 'type' | 'match_key' | 'payload'>;
@@ -42,8 +43,10 @@ export async function recordEvents(
     .values(events.map((e) => ({ ...e, at })))
     .returning('id')
     .execute();
+  const ids = rows.map((r) => Number(r.id));
+  await queueNotifications(trx, ids, at);
   if (dialect === 'postgres') await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
-  return rows.map((r) => Number(r.id));
+  return ids;
 }
 
 /** The events after `cursor`, in order, at most `limit`. */

@@ -307,18 +307,23 @@ export interface EventsubProcessesTable {
   cursor: number;
 }
 
-/** A webhook message waiting to be sent (migration 015); times in Unix milliseconds. */
+/**
+ * A webhook message waiting to be sent (migration 015); times in Unix milliseconds. Its body is
+ * made at each attempt from the subscription and the event (src/eventsub/webhooks.ts).
+ */
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   subscription_id: string;
   /** 'verification', 'notification' or 'revocation' */
-  kind: string;
+  kind: 'verification' | 'notification' | 'revocation';
+  /** the event of a notification */
   event_id: number | null;
-  message_id: string;
-  /** the request body as it will be sent */
-  body: string;
+  /** the challenge of a verification, which the callback must echo */
+  challenge: string | null;
+  /** failed attempts so far */
   attempts: number;
   due_at: number;
+  /** the process sending it, until `claimed_until` (a lease: a sender that died lets another take it) */
   claimed_by: string | null;
   claimed_until: number | null;
 }

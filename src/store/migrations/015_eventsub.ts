@@ -50,9 +50,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await run(`create table eventsub_processes (id text primary key, seen_at bigint not null,
     cursor bigint not null)`);
 
+  // A message waiting for its webhook: its body is made when it is sent, from the event and the
+  // subscription (the events it names are kept until it goes: src/store/events.ts pruneEvents).
   await run(`create table webhook_deliveries (id ${serial}, subscription_id text not null,
-    kind text not null, event_id bigint, message_id text not null, body text not null,
-    attempts integer not null, due_at bigint not null, claimed_by text, claimed_until bigint)`);
+    kind text not null, event_id bigint, challenge text, attempts integer not null,
+    due_at bigint not null, claimed_by text, claimed_until bigint)`);
   await run('create index webhook_deliveries_subscription on webhook_deliveries (subscription_id, id)');
   await run('create index webhook_deliveries_due on webhook_deliveries (due_at)');
 }

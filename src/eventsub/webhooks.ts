@@ -1,0 +1,184 @@
+// The webhook transport (docs/eventsub.md, "Webhooks"): every process runs one sender, which claims
+// due messages from the store (src/store/webhook-deliveries.ts: each message is claimed by one
+// process, under a lease) and POSTs them to their subscription's callback, signed as the platform
+// signs them. A verification must be answered with its challenge, once; a notification is retried
+// with a doubling wait while the callback fails, and after the last attempt the subscription is
+// revoked with `notification_failures_exceeded`; a revocation is sent once.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Store } from '../store/db.ts';
+import { onEventsCommitted } from '../store/events.ts';
+import {
+  type ClaimedDelivery,
+  claimDeliveries,
+  deleteDelivery,
+  disableWebhook,
+  enableWebhook,
+  nextDue,
+  retryDelivery,
+} from '../store/webhook-deliveries.ts';
+import { messageId, nanoTime, preciseNow, wireSubscription } from './wire.ts';
+
+export interface WebhookSenderOptions {
+  /** this process, as claims name it */
+  owner: string;
+  /** failed attempts of a notification before its subscription is revoked */
+  retries: number;
+  /** the wait after the first failed attempt, ms; each next one doubles */
+  backoffMs: number;
+  /** how long a callback has to answer, ms */
+  timeoutMs?: number;
+}
+
+/** How long a claim lasts: past it, another process may send the message (at least once). */
+const LEASE_MS = 30_000;
+/** The longest wait between two looks at the store: messages queued by other processes. */
+const POLL_MS = 1000;
+/** Messages claimed at a time. */
+const BATCH = 50;
+
+const MESSAGE_TYPES = {
+  verification: 'webhook_callback_verification',
+  notification: 'notification',
+  revocation: 'revocation',
+} as const;
+
+/** `sha256=` and the hex HMAC-SHA256, keyed by the secret, of message id, timestamp and body. */
+export function signature(secret: string, id: string, timestamp: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret)
+    .update(id + timestamp + body)
+    .digest('hex')}`;
+}
+
+/** A new verification challenge: random, URL-safe. */
+export const newChallenge = (): string => randomBytes(24).toString('base64url');
+
+/** The request body of a claimed message, as it is signed and sent. */
+function bodyOf(d: ClaimedDelivery): string {
+  const subscription = JSON.stringify(wireSubscription(d.subscription));
+  switch (d.kind) {
+    case 'verification':
+      return `{"challenge":${JSON.stringify(d.challenge ?? '')},"subscription":${subscription}}`;
+    case 'notification':
+      // The event's bytes as recorded: the same on every attempt and every process.
+      return `{"subscription":${subscription},"event":${d.payload ?? 'null'}}`;
+    default:
+      return `{"subscription":${subscription}}`;
+  }
+}
+
+export class WebhookSender {
+  readonly #store: Store;
+  readonly #o: Required<WebhookSenderOptions>;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+  readonly #unwatch: () => void;
+
+  constructor(store: Store, o: WebhookSenderOptions) {
+    this.#store = store;
+    this.#o = { timeoutMs: 10_000, ...o };
+    this.#unwatch = onEventsCommitted(store, () => this.wake());
+    this.wake();
+  }
+
+  /** Looks for due messages now (an event or a subscription was just committed). */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#running = this.#round()
+      .catch(() => {
+        // The store was unreachable: the next round tries again.
+      })
+      .finally(() => {
+        this.#running = undefined;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        }
+      });
+  }
+
+  async #round(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      const batch = await claimDeliveries(
+        this.#store.db,
+        this.#store.dialect,
+        this.#o.owner,
+        now,
+        now + LEASE_MS,
+        BATCH,
+      );
+      if (batch.length === 0) break;
+      await Promise.all(batch.map((d) => this.#send(d)));
+      if (this.#stopped) return;
+    }
+    const due = await nextDue(this.#store.db);
+    const wait = due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - Date.now()));
+    if (!this.#stopped) this.#timer = setTimeout(() => this.wake(), wait).unref();
+  }
+
+  async #send(d: ClaimedDelivery): Promise<void> {
+    const sub = d.subscription;
+    const body = bodyOf(d);
+    const id = messageId(sub.id, d.kind === 'notification' ? (d.event_id as number) : d.kind);
+    const timestamp = nanoTime(preciseNow());
+    let ok = false;
+    let answer = '';
+    try {
+      const res = await fetch(sub.callback ?? '', {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.#o.timeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'twitch-eventsub-message-id': id,
+          'twitch-eventsub-message-retry': String(d.attempts),
+          'twitch-eventsub-message-type': MESSAGE_TYPES[d.kind],
+          'twitch-eventsub-message-signature': signature(sub.secret ?? '', id, timestamp, body),
+          'twitch-eventsub-message-timestamp': timestamp,
+          'twitch-eventsub-subscription-type': sub.type,
+          'twitch-eventsub-subscription-version': sub.version,
+        },
+        body,
+      });
+      ok = res.status >= 200 && res.status < 300;
+      // Only a verification's answer is read (and only its beginning: a challenge is short).
+      if (d.kind === 'verification') answer = (await res.text()).slice(0, 1024);
+      else await res.body?.cancel();
+    } catch {
+      ok = false; // refused, reset, timed out, or not a URL fetch can reach
+    }
+    const db = this.#store.db;
+    const now = Date.now();
+    switch (d.kind) {
+      case 'verification':
+        if (ok && answer === d.challenge) {
+          await enableWebhook(db, sub.id);
+          await deleteDelivery(db, d.id);
+        } else await disableWebhook(db, sub.id, 'webhook_callback_verification_failed', now, false);
+        return;
+      case 'notification':
+        if (ok) await deleteDelivery(db, d.id);
+        else if (d.attempts + 1 >= this.#o.retries)
+          await disableWebhook(db, sub.id, 'notification_failures_exceeded', now, true);
+        else await retryDelivery(db, d.id, now + this.#o.backoffMs * 2 ** d.attempts);
+        return;
+      default:
+        await deleteDelivery(db, d.id);
+    }
+  }
+
+  /** Stops looking; a message being sent finishes (or its claim lapses to another process). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unwatch();
+    clearTimeout(this.#timer);
+    await this.#running;
+  }
+}

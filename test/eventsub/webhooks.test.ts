@@ -1,0 +1,220 @@
+// The webhook transport through the real app and a plain node:http receiver that checks every
+// message's signature with the published algorithm (HMAC-SHA256 of id + timestamp + raw body): the
+// verification, notifications caused by admin writes (which the read API then shows), a callback
+// that keeps failing retried and then revoked, and a verification answered wrongly.
+import assert from 'node:assert/strict';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { after, before, it } from 'node:test';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
+import { ADMIN_TOKEN } from '../routes/admin/records.test.ts';
+
+const SECRET = 'webhook-secret-0123456789';
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  json: { challenge?: string; subscription: { id: string; status: string; type: string }; event?: Record<string, unknown> };
+}
+
+/** What a receiver does with a message: its status and body. */
+type Answer = (m: Received) => { status: number; body?: string };
+
+/** A webhook receiver on a free port: it checks each signature, keeps the messages and answers as told. */
+async function receiver(answer: Answer) {
+  const messages: Received[] = [];
+  const waiters: (() => void)[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      const h = req.headers;
+      const expected = `sha256=${createHmac('sha256', SECRET)
+        .update(`${h['twitch-eventsub-message-id']}${h['twitch-eventsub-message-timestamp']}${body}`)
+        .digest('hex')}`;
+      const given = String(h['twitch-eventsub-message-signature'] ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
+        res.writeHead(403).end('bad signature');
+        return;
+      }
+      const m = { path: req.url ?? '', headers: h, body, json: JSON.parse(body) };
+      messages.push(m);
+      const a = answer(m);
+      res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body ?? '');
+      for (const w of waiters.splice(0)) w();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: (path: string) => `http://127.0.0.1:${port}${path}`,
+    messages,
+    /** resolves with the messages once `n` have come to `path` (all of them, in order) */
+    async wait(path: string, n: number, ms = 10_000): Promise<Received[]> {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const mine = messages.filter((m) => m.path === path);
+        if (mine.length >= n) return mine;
+        if (Date.now() > deadline) assert.fail(`${path}: ${mine.length} of ${n} messages came`);
+        await new Promise<void>((r) => {
+          waiters.push(r);
+          setTimeout(r, 100);
+        });
+      }
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** Answers a verification with its challenge and every other message with `status`. */
+const verifyingThen =
+  (status: number): Answer =>
+  (m) =>
+    m.json.challenge !== undefined ? { status: 200, body: m.json.challenge } : { status };
+
+forEachStore('EventSub webhooks', (kind: StoreKind) => {
+  let t: TestApp;
+  let appToken: string;
+  let hooks: Awaited<ReturnType<typeof receiver>>;
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  const adminWrite = (method: 'POST' | 'DELETE', url: string, body?: unknown) =>
+    t.inject({ method, url, headers: admin, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+  const subscribe = (type: string, condition: Record<string, string>, callback: string) =>
+    t.inject({
+      method: 'POST',
+      url: '/helix/eventsub/subscriptions',
+      headers: { ...bearer(appToken), 'client-id': t.seed?.demoClientId ?? '', 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        type,
+        version: type === 'channel.follow' ? '2' : '1',
+        condition,
+        transport: { method: 'webhook', callback, secret: SECRET },
+      }),
+    });
+  const statusOf = async (id: string) => {
+    const res = await t.get(`/helix/eventsub/subscriptions?subscription_id=${id}`, bearer(appToken));
+    return res.json().data[0]?.status as string | undefined;
+  };
+  const until = async (what: () => Promise<boolean>, ms = 10_000) => {
+    const deadline = Date.now() + ms;
+    while (!(await what())) {
+      if (Date.now() > deadline) assert.fail('timed out');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const newUser = async (id: string, login: string) => {
+    const res = await adminWrite('POST', '/admin/users', {
+      id,
+      login,
+      display_name: login.toUpperCase(),
+      broadcaster_type: '',
+      description: '',
+      created_at: '2024-01-01T00:00:00Z',
+    });
+    assert.equal(res.statusCode, 201, res.body);
+  };
+  const goLive = async (streamId: string, userId: string) => {
+    const res = await adminWrite('POST', '/admin/streams', {
+      id: streamId,
+      user_id: userId,
+      game_id: '997001',
+      title: 'Hooked',
+      tags: [],
+      viewer_count: 5,
+      started_at: '2026-06-15T11:00:00Z',
+      language: 'en',
+      is_mature: false,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+  };
+
+  before(async () => {
+    t = await startTestApp(kind, {
+      users: 20,
+      config: { adminToken: ADMIN_TOKEN, webhookRetries: 3, webhookBackoff: '100ms' },
+    });
+    appToken = await t.appToken();
+    hooks = await receiver((m) =>
+      m.path === '/failing' ? verifyingThen(500)(m) : m.path === '/wrong' ? { status: 200, body: 'no' } : verifyingThen(204)(m),
+    );
+    const game = await adminWrite('POST', '/admin/games', { id: '997001', name: 'Webhook Game' });
+    assert.equal(game.statusCode, 201, game.body);
+    await newUser('997100', 'hooked');
+    await newUser('997101', 'failing');
+  });
+  after(async () => {
+    await t.close();
+    await hooks.close();
+  });
+
+  it('verifies the callback, then sends the stream.online of an admin write, signed, and the read API shows the stream', async () => {
+    const res = await subscribe('stream.online', { broadcaster_user_id: '997100' }, hooks.url('/ok'));
+    assert.equal(res.statusCode, 202, res.body);
+    const sub = res.json().data[0];
+    assert.equal(sub.status, 'webhook_callback_verification_pending');
+    const [verification] = await hooks.wait('/ok', 1);
+    assert.ok(verification);
+    assert.equal(verification.headers['twitch-eventsub-message-type'], 'webhook_callback_verification');
+    assert.equal(verification.headers['twitch-eventsub-subscription-type'], 'stream.online');
+    assert.equal(verification.headers['twitch-eventsub-subscription-version'], '1');
+    assert.equal(verification.json.subscription.id, sub.id);
+    assert.match(String(verification.json.challenge), /^\S{10,}$/);
+    await until(async () => (await statusOf(sub.id)) === 'enabled');
+
+    await goLive('97000001', '997100');
+    const [, note] = await hooks.wait('/ok', 2);
+    assert.ok(note);
+    assert.equal(note.headers['twitch-eventsub-message-type'], 'notification');
+    assert.equal(note.headers['twitch-eventsub-message-retry'], '0');
+    assert.match(String(note.headers['twitch-eventsub-message-id']), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.match(String(note.headers['twitch-eventsub-message-timestamp']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
+    assert.deepEqual(note.json.event, {
+      id: '97000001',
+      broadcaster_user_id: '997100',
+      broadcaster_user_login: 'hooked',
+      broadcaster_user_name: 'HOOKED',
+      type: 'live',
+      started_at: '2026-06-15T11:00:00Z',
+    });
+    assert.equal(note.json.subscription.status, 'enabled');
+    const streams = await t.get('/helix/streams?user_id=997100', bearer(appToken));
+    assert.deepEqual(
+      streams.json().data.map((s: { id: string }) => s.id),
+      ['97000001'],
+    );
+  });
+
+  it('retries a callback that keeps failing, with the same message id, then revokes the subscription', async () => {
+    const res = await subscribe('stream.online', { broadcaster_user_id: '997101' }, hooks.url('/failing'));
+    assert.equal(res.statusCode, 202, res.body);
+    const id = res.json().data[0].id;
+    await until(async () => (await statusOf(id)) === 'enabled');
+    await goLive('97000002', '997101');
+    // the verification, three attempts, then the revocation (sent once, answered 500 too)
+    const all = await hooks.wait('/failing', 5);
+    const attempts = all.filter((m) => m.headers['twitch-eventsub-message-type'] === 'notification');
+    assert.deepEqual(
+      attempts.map((m) => m.headers['twitch-eventsub-message-retry']),
+      ['0', '1', '2'],
+    );
+    assert.equal(new Set(attempts.map((m) => m.headers['twitch-eventsub-message-id'])).size, 1);
+    const revocation = all[4];
+    assert.equal(revocation?.headers['twitch-eventsub-message-type'], 'revocation');
+    assert.equal(revocation?.json.subscription.status, 'notification_failures_exceeded');
+    assert.equal(await statusOf(id), 'notification_failures_exceeded');
+  });
+
+  it('a verification answered without the challenge fails the subscription, and nothing more is sent to it', async () => {
+    const res = await subscribe('stream.offline', { broadcaster_user_id: '997100' }, hooks.url('/wrong'));
+    assert.equal(res.statusCode, 202, res.body);
+    const id = res.json().data[0].id;
+    await until(async () => (await statusOf(id)) === 'webhook_callback_verification_failed');
+    const del = await adminWrite('DELETE', '/admin/streams/97000001');
+    assert.equal(del.statusCode, 204, del.body);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(hooks.messages.filter((m) => m.path === '/wrong').length, 1);
+  });
+});
