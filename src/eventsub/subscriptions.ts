@@ -28,8 +28,10 @@ import {
 import { isModerator } from '../store/moderators.ts';
 import { isUniqueViolation } from '../store/records.ts';
 import { unstorableText } from '../store/text.ts';
+import { queueMessage } from '../store/webhook-deliveries.ts';
 import { parseNumericId } from '../wire/ids.ts';
 import { EVENT_TYPES, type EventType, eventType, matchKey, TRANSPORTS, type Transport } from './types.ts';
+import { newChallenge } from './webhooks.ts';
 
 /** Helix's limits (docs/eventsub-design.md, "Costs and limits"). */
 export const LIMITS = {
@@ -331,14 +333,20 @@ export async function createSubscription(ctx: AppContext, p: Principal, body: un
       } else {
         fromEvent = await lastEventId(trx);
       }
-      return insertSubscription(trx, { ...row, from_event: fromEvent });
+      const inserted = await insertSubscription(trx, { ...row, from_event: fromEvent });
+      // A webhook is verified before it receives anything: the challenge goes out at once, from
+      // whichever process claims it (src/eventsub/webhooks.ts).
+      if (transport.method === 'webhook')
+        await queueMessage(trx, id, 'verification', Date.now(), newChallenge());
+      return inserted;
     });
   } catch (err) {
     // The unique index of live subscriptions refused a duplicate, however two requests raced.
     if (isUniqueViolation(err)) throw new HelixError(409, 'subscription already exists');
     throw err;
   }
-  if (transport.method === 'websocket') eventsCommitted(ctx.store);
+  // Wakes this process's tail (a WebSocket's control row) and webhook sender (a verification).
+  eventsCommitted(ctx.store);
   const totals = await totalsOf(ctx, owner, undefined);
   return { row: created, ...(connectedAt !== undefined ? { connectedAt } : {}), ...totals };
 }

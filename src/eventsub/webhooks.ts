@@ -73,6 +73,8 @@ export class WebhookSender {
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  /** aborts the requests in flight when the sender stops */
+  readonly #abort = new AbortController();
   readonly #unwatch: () => void;
 
   constructor(store: Store, o: WebhookSenderOptions) {
@@ -134,7 +136,7 @@ export class WebhookSender {
       const res = await fetch(sub.callback ?? '', {
         method: 'POST',
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.#o.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(this.#o.timeoutMs), this.#abort.signal]),
         headers: {
           'content-type': 'application/json',
           'twitch-eventsub-message-id': id,
@@ -154,6 +156,8 @@ export class WebhookSender {
     } catch {
       ok = false; // refused, reset, timed out, or not a URL fetch can reach
     }
+    // Stopped mid-request: no outcome is recorded; the claim lapses and the message is sent again.
+    if (this.#stopped) return;
     const db = this.#store.db;
     const now = Date.now();
     switch (d.kind) {
@@ -179,6 +183,7 @@ export class WebhookSender {
     this.#stopped = true;
     this.#unwatch();
     clearTimeout(this.#timer);
+    this.#abort.abort();
     await this.#running;
   }
 }

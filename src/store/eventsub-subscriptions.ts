@@ -7,6 +7,7 @@ import type { Dialect } from './db.ts';
 import { type NewEvent, recordEvents } from './events.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, EventsubSessionsTable, EventsubSubscriptionsTable } from './schema.ts';
+import { queueMessage } from './webhook-deliveries.ts';
 
 export type EventsubSubscriptionRow = Selectable<EventsubSubscriptionsTable>;
 export type EventsubSessionRow = Selectable<EventsubSessionsTable>;
@@ -134,6 +135,8 @@ export async function insertSubscription(
 
 /** Deletes the subscription; false when no row had that id. */
 export async function deleteSubscription(trx: Kysely<Database>, id: string): Promise<boolean> {
+  // Its webhook messages go with it: nothing is sent for a subscription that no longer exists.
+  await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', id).execute();
   const res = await trx.deleteFrom('eventsub_subscriptions').where('id', '=', id).executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
@@ -289,6 +292,12 @@ export async function revokeSubscriptions(
       }),
     );
   const revoked = await q.returning(['id', 'method', 'session_id']).execute();
+  // A webhook is told by a revocation message, which replaces whatever it was still to be sent.
+  for (const r of revoked)
+    if (r.method === 'webhook') {
+      await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', r.id).execute();
+      await queueMessage(trx, r.id, 'revocation', at);
+    }
   const controls = revoked
     .filter((r) => r.method === 'websocket' && r.session_id !== null)
     .map((r) =>

@@ -8,9 +8,8 @@ import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
 import { RefreshingAuthProvider } from '@twurple/auth';
 import { EventSubWsListener } from '@twurple/eventsub-ws';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { ADMIN_TOKEN } from '../routes/admin/records.test.ts';
 import { authorizeUser, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
 const BROADCASTER = '998100';
@@ -47,7 +46,13 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
   let restore: () => void;
   let appToken: string;
   const created = new Inbox<string>();
-  const online = new Inbox<{ id: string; broadcasterId: string; broadcasterName: string; type: string; startDate: Date }>();
+  const online = new Inbox<{
+    id: string;
+    broadcasterId: string;
+    broadcasterName: string;
+    type: string;
+    startDate: Date;
+  }>();
   const offline = new Inbox<string>();
   const follows = new Inbox<{ userId: string; userName: string; broadcasterId: string; followDate: Date }>();
   const subs = new Inbox<{ userId: string; broadcasterId: string; tier: string; isGift: boolean }>();
@@ -86,7 +91,10 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
       BROADCASTER,
       'channel:read:subscriptions moderator:read:followers',
     );
-    const auth = new RefreshingAuthProvider({ clientId: pointed.client.id, clientSecret: pointed.client.secret });
+    const auth = new RefreshingAuthProvider({
+      clientId: pointed.client.id,
+      clientSecret: pointed.client.secret,
+    });
     await auth.addUserForToken(twurpleToken(reply));
     listener = new EventSubWsListener({ apiClient: new ApiClient({ authProvider: auth }) });
     listener.onSubscriptionCreateSuccess((s) => created.push(s.id));
@@ -103,7 +111,12 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
     );
     listener.onStreamOffline(BROADCASTER, (e) => offline.push(e.broadcasterId));
     listener.onChannelFollow(BROADCASTER, BROADCASTER, (e) =>
-      follows.push({ userId: e.userId, userName: e.userName, broadcasterId: e.broadcasterId, followDate: e.followDate }),
+      follows.push({
+        userId: e.userId,
+        userName: e.userName,
+        broadcasterId: e.broadcasterId,
+        followDate: e.followDate,
+      }),
     );
     listener.onChannelSubscription(BROADCASTER, (e) =>
       subs.push({ userId: e.userId, broadcasterId: e.broadcasterId, tier: e.tier, isGift: e.isGift }),
@@ -111,7 +124,10 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
     listener.start();
     const ids = [];
     for (let i = 0; i < 4; i++) ids.push(await created.next('subscription created'));
-    assert.deepEqual(ids.filter((s) => s.includes('failed')), []);
+    assert.deepEqual(
+      ids.filter((s) => s.includes('failed')),
+      [],
+    );
   });
   after(async () => {
     listener?.stop();

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { after, before, it } from 'node:test';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { ADMIN_TOKEN } from '../routes/admin/records.test.ts';
 
 const SECRET = 'webhook-secret-0123456789';
 
@@ -16,7 +15,11 @@ interface Received {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
-  json: { challenge?: string; subscription: { id: string; status: string; type: string }; event?: Record<string, unknown> };
+  json: {
+    challenge?: string;
+    subscription: { id: string; status: string; type: string };
+    event?: Record<string, unknown>;
+  };
 }
 
 /** What a receiver does with a message: its status and body. */
@@ -81,12 +84,21 @@ forEachStore('EventSub webhooks', (kind: StoreKind) => {
   let hooks: Awaited<ReturnType<typeof receiver>>;
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
   const adminWrite = (method: 'POST' | 'DELETE', url: string, body?: unknown) =>
-    t.inject({ method, url, headers: admin, ...(body === undefined ? {} : { payload: JSON.stringify(body) }) });
+    t.inject({
+      method,
+      url,
+      headers: admin,
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
   const subscribe = (type: string, condition: Record<string, string>, callback: string) =>
     t.inject({
       method: 'POST',
       url: '/helix/eventsub/subscriptions',
-      headers: { ...bearer(appToken), 'client-id': t.seed?.demoClientId ?? '', 'content-type': 'application/json' },
+      headers: {
+        ...bearer(appToken),
+        'client-id': t.seed?.demoClientId ?? '',
+        'content-type': 'application/json',
+      },
       payload: JSON.stringify({
         type,
         version: type === 'channel.follow' ? '2' : '1',
@@ -138,7 +150,11 @@ forEachStore('EventSub webhooks', (kind: StoreKind) => {
     });
     appToken = await t.appToken();
     hooks = await receiver((m) =>
-      m.path === '/failing' ? verifyingThen(500)(m) : m.path === '/wrong' ? { status: 200, body: 'no' } : verifyingThen(204)(m),
+      m.path === '/failing'
+        ? verifyingThen(500)(m)
+        : m.path === '/wrong'
+          ? { status: 200, body: 'no' }
+          : verifyingThen(204)(m),
     );
     const game = await adminWrite('POST', '/admin/games', { id: '997001', name: 'Webhook Game' });
     assert.equal(game.statusCode, 201, game.body);
@@ -169,8 +185,14 @@ forEachStore('EventSub webhooks', (kind: StoreKind) => {
     assert.ok(note);
     assert.equal(note.headers['twitch-eventsub-message-type'], 'notification');
     assert.equal(note.headers['twitch-eventsub-message-retry'], '0');
-    assert.match(String(note.headers['twitch-eventsub-message-id']), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    assert.match(String(note.headers['twitch-eventsub-message-timestamp']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
+    assert.match(
+      String(note.headers['twitch-eventsub-message-id']),
+      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    assert.match(
+      String(note.headers['twitch-eventsub-message-timestamp']),
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/,
+    );
     assert.deepEqual(note.json.event, {
       id: '97000001',
       broadcaster_user_id: '997100',

@@ -22,6 +22,9 @@ export function forEachStore(title: string, fn: (kind: StoreKind) => void): void
 }
 
 /** The instant tests pin the clock to, unless they choose another: 2026-06-15T12:00:00Z. */
+/** The admin token of test apps that serve the admin API (`config: { adminToken: ADMIN_TOKEN }`). */
+export const ADMIN_TOKEN = 'admin-token-0123456789-0123456789-abcdef';
+
 export const TEST_NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
 
 export interface TestAppOptions {

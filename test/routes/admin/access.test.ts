@@ -3,10 +3,9 @@
 // tokens included). The operations stay read-only whatever the token.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
 import { assertTokenTooShort } from '../../support/cli.ts';
 import type { StoreKind } from '../../support/stores.ts';
-import { ADMIN_TOKEN } from './records.test.ts';
 
 forEachStore('admin API: off without an admin token', (kind: StoreKind) => {
   let t: TestApp;

@@ -6,9 +6,8 @@ import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../../src/app.ts';
 import { openStore, type Store } from '../../../src/store/db.ts';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
 import type { StoreKind } from '../../support/stores.ts';
-import { ADMIN_TOKEN } from './records.test.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
 

@@ -3,10 +3,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, it } from 'node:test';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
 import type { StoreKind } from '../../support/stores.ts';
 
-export const ADMIN_TOKEN = 'admin-token-0123456789-0123456789-abcdef';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 /** A small world of records of every kind, each naming only records before it. */

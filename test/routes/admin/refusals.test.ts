@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { RECORD_KINDS } from '../../../src/records/index.ts';
-import { forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import { ADMIN_TOKEN, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
 import type { StoreKind } from '../../support/stores.ts';
-import { ADMIN_TOKEN, world } from './records.test.ts';
+import { world } from './records.test.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

@@ -3,9 +3,8 @@
 // the streams table through its triggers, migration 008).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
+import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../../support/apps.ts';
 import type { StoreKind } from '../../support/stores.ts';
-import { ADMIN_TOKEN } from './records.test.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

@@ -4,6 +4,8 @@
 // service and the write path make.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { mintToken } from '../../../src/auth/tokens.ts';
@@ -13,7 +15,16 @@ import type { StoreKind } from '../../support/stores.ts';
 
 const ADMIN_TOKEN = 'eventsub-admin-token-0123456789-0123456789';
 const PATH = '/helix/eventsub/subscriptions';
-const CALLBACK = 'http://localhost:9/callback';
+/**
+ * The webhooks' callback: a receiver that takes each request and never answers, so a subscription
+ * stays `webhook_callback_verification_pending` while these tests look at it (its verification
+ * waits for an answer for 10 s: test/eventsub/webhooks.test.ts covers what follows). Unref'd: it
+ * does not keep the process alive.
+ */
+const silent = createServer((req) => req.socket.unref());
+await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+silent.unref();
+const CALLBACK = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/callback`;
 const SECRET = 's3cr3t-0123456789';
 
 type Json = Record<string, unknown>;
