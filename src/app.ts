@@ -1,4 +1,5 @@
 import cors from '@fastify/cors';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
 import { type Clock, type ClockDriver, DrivenClock, localDriver } from './clock.ts';
@@ -6,6 +7,7 @@ import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './cluster/shutdown.ts'
 import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { EventSubService } from './eventsub/service.ts';
 import { type FaultSetting, installFaults } from './faults/injector.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
@@ -25,6 +27,7 @@ import { adminRoutes } from './routes/admin/records.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
+import { websocketOptions, wsRoutes } from './routes/eventsub/ws.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { legacyFollowsRoutes } from './routes/legacy-follows.ts';
@@ -137,6 +140,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
+  // EventSub's WebSocket sessions (src/eventsub/): the plugin before any route, so that it sees them all.
+  const eventsub = new EventSubService({ ...ctx, log: app.log });
+  await app.register(websocket, websocketOptions(eventsub));
+  app.addHook('onClose', () => eventsub.stop());
+  ctx.drain.beforeClose?.(() => eventsub.closeSessions());
   app.setErrorHandler(handleError);
   const faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics, deps.faultSetting);
   app.setNotFoundHandler((_req, reply) => {
@@ -170,6 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     deps.clockDriver ?? (deps.clock instanceof DrivenClock ? localDriver(deps.clock) : undefined);
   if (clockDriver) clockRoutes(app, ctx, clockDriver);
   liveRoutes(app, ctx, startLiveWorld(app, ctx));
+  wsRoutes(app, eventsub);
 
   await app.ready();
   return app;
