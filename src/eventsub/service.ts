@@ -111,8 +111,9 @@ export class EventSubService {
       },
     );
     this.#sessions.set(id, session);
+    // A connection accepted while the sessions are being closed (the server stops) goes too.
+    if (this.#stopped) return session.close(CLOSE.goingAway);
     try {
-      if (this.#stopped) throw new Error('the server is stopping');
       await this.#start();
       inserted = insertSession(this.#d.store.db, {
         id,

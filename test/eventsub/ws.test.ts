@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import WebSocket from 'ws';
+import { buildApp } from '../../src/app.ts';
 import { eventType, matchKey } from '../../src/eventsub/types.ts';
+import { openStore } from '../../src/store/db.ts';
 import { eventsCommitted, recordEvents } from '../../src/store/events.ts';
 import { bearer, forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
@@ -154,6 +156,27 @@ async function revoke(t: TestApp, id: string, status: string): Promise<void> {
           type: 'subscription.revoked',
           match_key: `subscription:${id}`,
           payload: JSON.stringify({ subscription_id: id, status }),
+        },
+      ],
+      t.clock.now(),
+    );
+  });
+  eventsCommitted(t.store);
+}
+
+/** A subscription deleted the way the subscriptions API's DELETE will: the row, and the control row. */
+async function unsubscribe(t: TestApp, id: string): Promise<void> {
+  await t.store.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('eventsub_subscriptions').where('id', '=', id).execute();
+    await recordEvents(
+      trx,
+      t.store.dialect,
+      [
+        {
+          kind: 'control',
+          type: 'subscription.deleted',
+          match_key: `subscription:${id}`,
+          payload: JSON.stringify({ subscription_id: id }),
         },
       ],
       t.clock.now(),
@@ -493,6 +516,99 @@ forEachStore('EventSub WebSocket /ws', (kind: StoreKind) => {
     assert.equal(next.metadata.subscription_type, 'stream.offline');
     assert.equal(next.payload.subscription.id, offline);
     c.ws.close();
+  });
+
+  it('delivers a write made through another instance on the same store, and nothing after a delete', async () => {
+    const otherStore = openStore(t.storeOptions);
+    const other = await buildApp({
+      config: t.config,
+      store: otherStore,
+      clock: t.clock,
+      secret: t.config.secret as string,
+      logger: false,
+    });
+    try {
+      const c = await connect(t);
+      const session = (await c.next()).payload.session.id;
+      const broadcaster = users[0] as string;
+      const follow = await subscribe(
+        t,
+        session,
+        'channel.follow',
+        { broadcaster_user_id: broadcaster, moderator_user_id: broadcaster },
+        Number(broadcaster),
+      );
+      const online = await subscribe(
+        t,
+        session,
+        'stream.online',
+        { broadcaster_user_id: broadcaster },
+        996001,
+      );
+      const followed = (user: string) =>
+        other.inject({
+          method: 'POST',
+          url: '/admin/follows',
+          headers: admin,
+          payload: JSON.stringify({
+            broadcaster_id: broadcaster,
+            user_id: user,
+            followed_at: '2026-06-15T11:50:00Z',
+          }),
+        });
+      const res = await followed(users[1] as string);
+      assert.equal(res.statusCode, 201, res.body);
+      const m = await c.next();
+      assert.equal(m.metadata.subscription_type, 'channel.follow');
+      assert.equal(m.metadata.subscription_version, '2');
+      assert.equal(m.payload.subscription.id, follow);
+      assert.deepEqual(m.payload.event, {
+        user_id: users[1],
+        user_login: 'ws_user_1',
+        user_name: 'WS_User_1',
+        broadcaster_user_id: broadcaster,
+        broadcaster_user_login: 'ws_user_0',
+        broadcaster_user_name: 'WS_User_0',
+        followed_at: '2026-06-15T11:50:00Z',
+      });
+      const listed = (
+        await t.get(
+          `/helix/channels/followers?broadcaster_id=${broadcaster}`,
+          bearer(await t.userToken(['moderator:read:followers'], Number(broadcaster))),
+        )
+      ).json();
+      assert.deepEqual(
+        listed.data.map((f: { user_id: string; followed_at: string }) => [f.user_id, f.followed_at]),
+        [[users[1], '2026-06-15T11:50:00Z']],
+      );
+      // Deleted: the next follow goes to no one; the stream after it arrives.
+      await unsubscribe(t, follow);
+      assert.equal((await followed(users[2] as string)).statusCode, 201);
+      const live = await other.inject({
+        method: 'POST',
+        url: '/admin/streams',
+        headers: admin,
+        payload: JSON.stringify({
+          id: '97000004',
+          user_id: broadcaster,
+          game_id: '996500',
+          title: 'After the delete',
+          tags: [],
+          viewer_count: 1,
+          started_at: '2026-06-15T11:55:00Z',
+          language: 'en',
+          is_mature: false,
+        }),
+      });
+      assert.equal(live.statusCode, 201, live.body);
+      const next = await c.next();
+      assert.equal(next.metadata.subscription_type, 'stream.online');
+      assert.equal(next.payload.subscription.id, online);
+      c.ws.close();
+    } finally {
+      await other.close();
+      await otherStore.close();
+    }
   });
 
   it('sends a keepalive after 9 s of silence, and closes 4003 a session with no subscription 10 s after its welcome', async () => {
