@@ -268,7 +268,9 @@ export class EventSubService {
     const cut = setTimeout(() => {
       for (const s of this.#sessions.values()) s.terminate();
     }, CLOSE_WAIT_MS);
-    while (this.#sessions.size > 0) await new Promise((r) => setTimeout(r, 10));
+    // A terminated socket emits its close at once; the bound only guards against one that never does.
+    for (let waited = 0; this.#sessions.size > 0 && waited < 3 * CLOSE_WAIT_MS; waited += 10)
+      await new Promise((r) => setTimeout(r, 10));
     clearTimeout(cut);
     await Promise.all(this.#ending);
   }
