@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import cors from '@fastify/cors';
+import websocket from '@fastify/websocket';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { TokenCache } from './auth/token-cache.ts';
 import { type Clock, type ClockDriver, DrivenClock, localDriver } from './clock.ts';
@@ -7,6 +7,7 @@ import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './cluster/shutdown.ts'
 import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { EventSubService } from './eventsub/service.ts';
 import { WebhookSender } from './eventsub/webhooks.ts';
 import { type FaultSetting, installFaults } from './faults/injector.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
@@ -29,6 +30,7 @@ import { analyticsRoutes } from './routes/analytics.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
 import { eventsubSubscriptionsRoutes } from './routes/eventsub/subscriptions.ts';
+import { websocketOptions, wsRoutes } from './routes/eventsub/ws.ts';
 import { gamesRoutes } from './routes/games.ts';
 import { healthRoutes } from './routes/health.ts';
 import { legacyFollowsRoutes } from './routes/legacy-follows.ts';
@@ -141,6 +143,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
+  // EventSub's WebSocket sessions (src/eventsub/): the plugin before any route, so that it sees them all.
+  const eventsub = new EventSubService({ ...ctx, log: app.log });
+  await app.register(websocket, websocketOptions(eventsub));
+  app.addHook('onClose', () => eventsub.stop());
+  ctx.drain.beforeClose?.(() => eventsub.closeSessions());
   app.setErrorHandler(handleError);
   const faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics, deps.faultSetting);
   app.setNotFoundHandler((_req, reply) => {
@@ -177,11 +184,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (clockDriver) clockRoutes(app, ctx, clockDriver);
   liveRoutes(app, ctx, startLiveWorld(app, ctx));
   const webhooks = new WebhookSender(ctx.store, {
-    owner: `${hostname()}:${process.pid}:${Date.now()}`,
+    owner: eventsub.processId,
+    clock: ctx.clock,
     retries: deps.config.webhookRetries,
     backoffMs: deps.config.webhookBackoff,
   });
   app.addHook('onClose', () => webhooks.stop());
+  wsRoutes(app, eventsub);
 
   await app.ready();
   return app;

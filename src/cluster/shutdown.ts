@@ -38,6 +38,11 @@ const IDLE_PAUSE_MS = 1000;
 /** What /readyz consults. */
 export interface DrainState {
   readonly draining: boolean;
+  /**
+   * Runs `fn` once the drain is over, before the listener closes: the connections that no request
+   * ends (EventSub's WebSockets) are closed then, else the close would wait for them until the deadline.
+   */
+  beforeClose?(fn: () => Promise<void>): void;
 }
 
 interface Log {
@@ -58,9 +63,14 @@ export class Shutdown implements DrainState {
   #server: Server | undefined;
   #endDrain: (() => void) | undefined;
   #done: Promise<void> | undefined;
+  readonly #beforeClose: (() => Promise<void>)[] = [];
 
   get draining(): boolean {
     return this.#draining;
+  }
+
+  beforeClose(fn: () => Promise<void>): void {
+    this.#beforeClose.push(fn);
   }
 
   /** Watches `server`'s requests; before it listens. */
@@ -107,6 +117,8 @@ export class Shutdown implements DrainState {
         };
       });
     }
+    for (const fn of this.#beforeClose)
+      await fn().catch((err) => log.warn({ err }, 'shutdown: closing the WebSocket sessions failed'));
     const deadline = setTimeout(() => {
       log.warn(
         { cut: this.#inProgress.size },

@@ -5,8 +5,10 @@
 // with a doubling wait while the callback fails, and after the last attempt the subscription is
 // revoked with `notification_failures_exceeded`; a revocation is sent once.
 import { createHmac, randomBytes } from 'node:crypto';
+import { type Clock, nowSeconds } from '../clock.ts';
 import type { Store } from '../store/db.ts';
 import { onEventsCommitted } from '../store/events.ts';
+import { grantsScope } from '../store/eventsub-subscriptions.ts';
 import {
   type ClaimedDelivery,
   claimDeliveries,
@@ -16,9 +18,12 @@ import {
   nextDue,
   retryDelivery,
 } from '../store/webhook-deliveries.ts';
-import { messageId, nanoTime, preciseNow, wireSubscription } from './wire.ts';
+import { messageId } from './messages.ts';
+import { nanoTime, preciseNow, wireSubscription } from './wire.ts';
 
 export interface WebhookSenderOptions {
+  /** the server clock: a grant's token is live or expired by it */
+  clock: Clock;
   /** this process, as claims name it */
   owner: string;
   /** failed attempts of a notification before its subscription is revoked */
@@ -52,15 +57,15 @@ export function signature(secret: string, id: string, timestamp: string, body: s
 /** A new verification challenge: random, URL-safe. */
 export const newChallenge = (): string => randomBytes(24).toString('base64url');
 
-/** The request body of a claimed message, as it is signed and sent. */
-function bodyOf(d: ClaimedDelivery): string {
+/** The request body of a claimed message (`payload`: its event's JSON text), as it is signed and sent. */
+function bodyOf(d: ClaimedDelivery, payload: string | null): string {
   const subscription = JSON.stringify(wireSubscription(d.subscription));
   switch (d.kind) {
     case 'verification':
       return `{"challenge":${JSON.stringify(d.challenge ?? '')},"subscription":${subscription}}`;
     case 'notification':
       // The event's bytes as recorded: the same on every attempt and every process.
-      return `{"subscription":${subscription},"event":${d.payload ?? 'null'}}`;
+      return `{"subscription":${subscription},"event":${payload ?? 'null'}}`;
     default:
       return `{"subscription":${subscription}}`;
   }
@@ -125,9 +130,27 @@ export class WebhookSender {
     if (!this.#stopped) this.#timer = setTimeout(() => this.wake(), wait).unref();
   }
 
+  /**
+   * The event as this subscription is shown it: a `user.update` keeps its email only when the user
+   * granted the client `user:read:email` (the platform's rule), else ''.
+   */
+  async #payloadFor(d: ClaimedDelivery): Promise<string | null> {
+    const sub = d.subscription;
+    if (sub.type !== 'user.update' || d.payload === null) return d.payload;
+    const userId = Number((JSON.parse(sub.condition) as { user_id: string }).user_id);
+    const granted = await grantsScope(
+      this.#store.db,
+      sub.client_id,
+      userId,
+      'user:read:email',
+      nowSeconds(this.#o.clock),
+    );
+    return granted ? d.payload : JSON.stringify({ ...JSON.parse(d.payload), email: '' });
+  }
+
   async #send(d: ClaimedDelivery): Promise<void> {
     const sub = d.subscription;
-    const body = bodyOf(d);
+    const body = bodyOf(d, await this.#payloadFor(d));
     const id = messageId(sub.id, d.kind === 'notification' ? (d.event_id as number) : d.kind);
     const timestamp = nanoTime(preciseNow());
     let ok = false;

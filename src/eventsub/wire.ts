@@ -1,6 +1,5 @@
 // The wire forms EventSub messages and the subscriptions API share: a subscription object, and
 // timestamps written with nanoseconds as the platform writes them (`2026-11-27T06:00:00.123456789Z`).
-import { createHash } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { EventsubSubscriptionsTable } from '../store/schema.ts';
 
@@ -57,18 +56,4 @@ export function wireSubscription(row: SubscriptionRow, sessionConnectedAt?: numb
     created_at: nanoTime(Number(row.created_at)),
     cost: row.cost,
   };
-}
-
-/**
- * A message's `message_id`: a UUID made from SHA-256 of `<subscription id>/<what>` (`what`: the
- * event's outbox id, or the message kind for a verification or revocation), with the version and
- * variant bits of a name-based UUID. The same on every process, every redelivery and both
- * transports, so a receiver deduplicates on it.
- */
-export function messageId(subscriptionId: string, what: number | string): string {
-  const h = createHash('sha256').update(`${subscriptionId}/${what}`).digest();
-  h[6] = ((h[6] as number) & 0x0f) | 0x50;
-  h[8] = ((h[8] as number) & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }

@@ -100,6 +100,9 @@ export function rateLimitHeaders(
   };
 }
 
+/** The bucket size the headers show while limits are off (`--rate-limit 0`): the default's. */
+export const UNLIMITED_POINTS = 800;
+
 /** Production's refusal of a request whose bucket is empty (injected faults answer the same). */
 export const rateLimitRefusal = (headers: Record<string, string>) =>
   new HelixError(429, 'Request limit exceeded', { headers });
@@ -120,10 +123,13 @@ export class RateLimiter {
 
   /**
    * Charges one point to the caller's bucket and returns the Ratelimit-* headers for the response;
-   * throws 429 (with the same headers) when the bucket is empty. No headers when limits are off.
+   * throws 429 (with the same headers) when the bucket is empty. When limits are off, the headers of
+   * a full bucket that nothing spends (UNLIMITED_POINTS, full now): clients pace themselves by these
+   * headers, and one that gets none may stop (Twurple's queue sends no more requests at a time than
+   * Ratelimit-Remaining allows: zero, when the header is missing).
    */
   async charge(principal: Principal): Promise<Record<string, string>> {
-    if (!this.enabled) return {};
+    if (!this.enabled) return rateLimitHeaders(UNLIMITED_POINTS, UNLIMITED_POINTS, this.clock.now());
     const t = await this.store.take({
       key: bucketKey(principal),
       cost: 1,

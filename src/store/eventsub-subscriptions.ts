@@ -215,6 +215,17 @@ export async function liveGrants(
   return rows.map((r) => r.scopes.split(' ').filter(Boolean));
 }
 
+/** Whether `userId` has granted `scope` to `clientId`: one of its live grants (liveGrants) lists it. */
+export async function grantsScope(
+  db: Kysely<Database>,
+  clientId: string,
+  userId: number,
+  scope: string,
+  now: number,
+): Promise<boolean> {
+  return (await liveGrants(db, clientId, userId, now)).some((scopes) => scopes.includes(scope));
+}
+
 /** Whether any user token row of (client, user) remains, dead or not. */
 export async function anyUserToken(db: Kysely<Database>, clientId: string, userId: number): Promise<boolean> {
   const row = await db

@@ -12,6 +12,16 @@ import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '.
 import type { StoreKind } from '../support/stores.ts';
 import { authorizeUser, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
+// Twurple remembers each message id it received for 10 minutes (its duplicate check), with a timer
+// that keeps the process alive: timers of a minute or more are unref'd here, so that the test file
+// ends when its tests do.
+const setTimer = globalThis.setTimeout;
+globalThis.setTimeout = ((fn: () => void, ms?: number, ...args: unknown[]) => {
+  const timer = setTimer(fn, ms, ...args) as unknown as NodeJS.Timeout;
+  if ((ms ?? 0) >= 60_000) timer.unref();
+  return timer;
+}) as typeof setTimeout;
+
 const BROADCASTER = '998100';
 const FAN = '998101';
 

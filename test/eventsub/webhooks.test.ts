@@ -187,7 +187,7 @@ forEachStore('EventSub webhooks', (kind: StoreKind) => {
     assert.equal(note.headers['twitch-eventsub-message-retry'], '0');
     assert.match(
       String(note.headers['twitch-eventsub-message-id']),
-      /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     assert.match(
       String(note.headers['twitch-eventsub-message-timestamp']),

@@ -115,12 +115,15 @@ forEachStore('rate limits switched off (rateLimit 0)', (kind: StoreKind) => {
   });
   after(() => t.close());
 
-  it('never answers 429 and sends no Ratelimit headers', async () => {
+  it('never answers 429, and every answer shows a full bucket of 800 that nothing spends', async () => {
     const token = await t.appToken();
     for (let k = 0; k < 50; k++) {
       const res = await t.get('/helix/games/top?first=1', bearer(token));
       assert.equal(res.statusCode, 200);
-      assert.equal(res.headers['ratelimit-remaining'], undefined);
+      // Clients pace themselves by these (Twurple sends nothing more without them).
+      assert.equal(res.headers['ratelimit-limit'], '800');
+      assert.equal(res.headers['ratelimit-remaining'], '800');
+      assert.equal(res.headers['ratelimit-reset'], String(Math.ceil(t.clock.now() / 1000)));
     }
   });
 });

@@ -1,0 +1,136 @@
+// One EventSub WebSocket session: its socket and its timers, in the process that accepted it
+// (docs/eventsub-design.md, section 4). It sends the welcome, a keepalive whenever nothing was sent
+// for the keepalive timeout less a second, and a WebSocket ping every 30 s; it closes with the
+// platform's codes. Nothing a client sends is read: any text or binary frame closes the session
+// (4001), and the server's `maxPayload` (src/routes/eventsub/ws.ts) refuses a large one before it is
+// buffered, so no input can cost more than a few KiB or crash the process.
+import type { WebSocket } from 'ws';
+import { keepaliveMessage, type WelcomeSession, welcomeMessage } from './messages.ts';
+
+/** How a session ends: the close frame's code and reason, and its subscriptions' new status. */
+export interface CloseReason {
+  code: number;
+  reason: string;
+  status: string;
+}
+
+const reason = (code: number, text: string, status: string): CloseReason => ({ code, reason: text, status });
+
+/** The platform's close codes (docs/eventsub-design.md, section 4). */
+export const CLOSE = {
+  internalError: reason(4000, 'internal server error', 'websocket_internal_error'),
+  inboundTraffic: reason(4001, 'sent inbound traffic', 'websocket_received_inbound_traffic'),
+  pingPong: reason(4002, 'failed ping pong', 'websocket_failed_ping_pong'),
+  unused: reason(4003, 'connection unused', 'websocket_connection_unused'),
+  /** the server stops (a later step hands the session over with `session_reconnect` first) */
+  goingAway: reason(1001, 'server shutting down', 'websocket_disconnected'),
+} as const;
+
+/** Statuses of a close the server did not choose. */
+const CLIENT_CLOSED = 'websocket_disconnected';
+const NETWORK_ERROR = 'websocket_network_error';
+
+/** A WebSocket ping this often; no pong by the next one closes the session (4002). */
+export const PING_INTERVAL_MS = 30_000;
+/** A session with no subscription this long after its welcome is closed (4003). */
+export const UNUSED_AFTER_MS = 10_000;
+
+export interface SessionHooks {
+  /** whether a subscription was ever made for the session (asked once, when it may be unused) */
+  wasUsed(): Promise<boolean>;
+  /** the socket closed; `status` is its subscriptions' new status */
+  closed(status: string): void;
+}
+
+export class Session implements WelcomeSession {
+  readonly id: string;
+  readonly connectedAt: number;
+  readonly keepaliveSeconds: number;
+  /** a subscription of it reached this process's index */
+  used = false;
+  readonly #socket: WebSocket;
+  readonly #hooks: SessionHooks;
+  #closing: CloseReason | undefined;
+  #keepalive: NodeJS.Timeout | undefined;
+  #ping: NodeJS.Timeout | undefined;
+  #unused: NodeJS.Timeout | undefined;
+  #awaitingPong = false;
+
+  constructor(socket: WebSocket, s: WelcomeSession, hooks: SessionHooks) {
+    this.id = s.id;
+    this.connectedAt = s.connectedAt;
+    this.keepaliveSeconds = s.keepaliveSeconds;
+    this.#socket = socket;
+    this.#hooks = hooks;
+    socket.on('message', () => this.close(CLOSE.inboundTraffic));
+    socket.on('pong', () => {
+      this.#awaitingPong = false;
+    });
+    // Errors of the frames received (too large, malformed) are the client's traffic; others are
+    // the network's. `ws` closes the socket itself after either.
+    socket.on('error', (err: Error & { code?: string }) => {
+      this.#closing ??= err.code?.startsWith('WS_ERR_')
+        ? CLOSE.inboundTraffic
+        : { code: 1006, reason: '', status: NETWORK_ERROR };
+    });
+    socket.once('close', () => {
+      this.#clearTimers();
+      hooks.closed(this.#closing?.status ?? CLIENT_CLOSED);
+    });
+  }
+
+  get open(): boolean {
+    return this.#socket.readyState === this.#socket.OPEN && this.#closing === undefined;
+  }
+
+  /** Sends the welcome and starts the timers. */
+  start(): void {
+    if (!this.open) return;
+    this.send(welcomeMessage(this));
+    this.#ping = setInterval(() => {
+      if (this.#awaitingPong) return this.close(CLOSE.pingPong);
+      this.#awaitingPong = true;
+      this.#socket.ping();
+    }, PING_INTERVAL_MS);
+    this.#unused = setTimeout(() => void this.#closeIfUnused(), UNUSED_AFTER_MS);
+  }
+
+  async #closeIfUnused(): Promise<void> {
+    if (this.used || !this.open) return;
+    let used = false;
+    try {
+      used = await this.#hooks.wasUsed();
+    } catch {
+      // The store unreachable: the session is given the benefit of the doubt.
+      used = true;
+    }
+    if (!used) this.close(CLOSE.unused);
+  }
+
+  /** Sends one message (dropped once the session is closing); it restarts the keepalive timer. */
+  send(text: string): void {
+    if (!this.open) return;
+    this.#socket.send(text);
+    clearTimeout(this.#keepalive);
+    this.#keepalive = setTimeout(() => this.send(keepaliveMessage()), (this.keepaliveSeconds - 1) * 1000);
+  }
+
+  /** Closes with `why` (the first reason given wins); `closed` is called once the socket is. */
+  close(why: CloseReason): void {
+    if (this.#closing) return;
+    this.#closing = why;
+    this.#clearTimers();
+    this.#socket.close(why.code, why.reason);
+  }
+
+  /** Cuts the connection without the closing handshake (a client that does not answer it). */
+  terminate(): void {
+    this.#socket.terminate();
+  }
+
+  #clearTimers(): void {
+    clearTimeout(this.#keepalive);
+    clearInterval(this.#ping);
+    clearTimeout(this.#unused);
+  }
+}
