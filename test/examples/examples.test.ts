@@ -25,6 +25,16 @@ const RUNS: { file: string; server: 'demo' | 'fixtures'; out: RegExp }[] = [
   { file: 'retry-on-429.mjs', server: 'demo', out: /^top games: [1-9]\d*; 429s waited out: [1-9]/m },
   { file: 'retry-on-429-twurple.mjs', server: 'demo', out: /^top games: [1-9]\d*$/m },
   { file: 'twurple-mock.mjs', server: 'demo', out: /^top games: \S/m },
+  {
+    file: 'eventsub-twurple.mjs',
+    server: 'demo',
+    out: /^channel\.follow: \w+ follows \w+; listed: true$/m,
+  },
+  {
+    file: 'eventsub-webhook.mjs',
+    server: 'demo',
+    out: /^verified: stream\.online\nnotification: \w+ is live, stream \d+, signature checked$/m,
+  },
   { file: 'live-step.sh', server: 'demo', out: /^\{"events":100,"kinds":\{"viewers":\d+/m },
   { file: 'paging-live.mjs', server: 'demo', out: /^[1-9]\d* streams in [2-9]\d* pages, none twice$/m },
   { file: 'token-refresh.mjs', server: 'demo', out: /^\w+: answered after a 401 and a refresh$/m },
