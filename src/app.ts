@@ -7,6 +7,7 @@ import { type DrainState, REQUEST_TIMEOUT_SECONDS } from './cluster/shutdown.ts'
 import type { SharedState } from './cluster/state.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { startHousekeeping } from './eventsub/housekeeping.ts';
 import { EventSubService } from './eventsub/service.ts';
 import { WebhookSender } from './eventsub/webhooks.ts';
 import { type FaultSetting, installFaults } from './faults/injector.ts';
@@ -190,6 +191,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     backoffMs: deps.config.webhookBackoff,
   });
   app.addHook('onClose', () => webhooks.stop());
+  // In every serving process, whether or not it ever holds a WebSocket (src/eventsub/housekeeping.ts).
+  const housekeeping = startHousekeeping(ctx.store, app.log);
+  app.addHook('onClose', () => housekeeping.stop());
   wsRoutes(app, eventsub);
 
   await app.ready();

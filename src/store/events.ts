@@ -70,11 +70,23 @@ export async function lastEventId(db: Kysely<Database>): Promise<number> {
   return Number(row?.last ?? 0);
 }
 
-/** Deletes the events at or below `throughId` recorded before `before` (Unix ms); how many went. */
+/**
+ * Deletes the events at or below `throughId` recorded before `before` (Unix ms); how many went.
+ * An event a queued webhook message still needs stays (a notification's body is made from it at
+ * each attempt, src/eventsub/webhooks.ts), and so does every later one: the bound is one read of
+ * the earliest such event, not a lookup per event.
+ */
 export async function pruneEvents(db: Kysely<Database>, throughId: number, before: number): Promise<number> {
+  const queued = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.min('event_id').as('first'))
+    .where('event_id', 'is not', null)
+    .executeTakeFirst();
+  const first = queued?.first;
+  const through = first === null || first === undefined ? throughId : Math.min(throughId, Number(first) - 1);
   const res = await db
     .deleteFrom('events')
-    .where('id', '<=', throughId)
+    .where('id', '<=', through)
     .where('at', '<', before)
     .executeTakeFirst();
   return Number(res.numDeletedRows);
