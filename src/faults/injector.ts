@@ -31,6 +31,7 @@ import type { AppMetrics } from '../metrics/registry.ts';
 import { RATE_LIMIT_WINDOW_MS, rateLimitHeaders, rateLimitRefusal } from '../ratelimit/limiter.ts';
 import { Random } from '../seed/random.ts';
 import {
+  type DeliveryPlan,
   describePlan,
   describeRule,
   FAULT_HEADER,
@@ -102,6 +103,8 @@ function clientOf(req: FastifyRequest): string | undefined {
 export class FaultInjector {
   #rules: readonly FaultRule[] = [];
   #random: Random | undefined;
+  /** the draws of the delivery rules: a stream of their own, so requests draw as without them */
+  #deliveries: Random | undefined;
   /** the seed of the draws (logged at start when there are rules), else undefined */
   #seed: number | undefined;
 
@@ -126,6 +129,7 @@ export class FaultInjector {
     this.#rules = rules;
     this.#seed = seed;
     this.#random = seed === undefined ? undefined : new Random(seed, 'faults');
+    this.#deliveries = seed === undefined ? undefined : new Random(seed, 'deliveries');
   }
 
   /** the rules drawn for every request, and the seed of their draws */
@@ -147,6 +151,7 @@ export class FaultInjector {
     if (!this.#random) return undefined;
     const plan: FaultPlan = {};
     for (const rule of this.#rules) {
+      if (!rule.fault) continue;
       const hit = this.#random.next() * 100 < rule.percent;
       if (!hit || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
       const { latencyMs, ...rest } = rule.fault;
@@ -155,6 +160,28 @@ export class FaultInjector {
         Object.assign(plan, rest);
     }
     return Object.keys(plan).length ? plan : undefined;
+  }
+
+  /**
+   * The fault of `--faults`' delivery rules for the next EventSub notification sent (the
+   * WebSocket's or a webhook attempt), to a subscription of client `clientId`: one draw per
+   * delivery rule, whatever the outcome; the first rule that hits wins. Counted in /metrics.
+   */
+  drawDelivery(clientId: string): DeliveryPlan | undefined {
+    if (!this.#deliveries || !this.enabled) return undefined;
+    let plan: DeliveryPlan | undefined;
+    for (const rule of this.#rules) {
+      if (!rule.delivery) continue;
+      const hit = this.#deliveries.next() * 100 < rule.percent;
+      if (!hit || plan || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
+      plan = rule.delivery;
+    }
+    if (plan)
+      this.metrics.faultInjected(
+        'drop' in plan ? 'drop-delivery' : 'duplicate' in plan ? 'dup-delivery' : 'delay-delivery',
+        'rules',
+      );
+    return plan;
   }
 
   /**
