@@ -7,6 +7,8 @@
 //   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
 //   the same faults (a failing test can be replayed). A request with the header gets the header's
 //   faults (its draws are still made, so that the requests after it draw as they would have).
+// The delivery rules (`drop-delivery`, `delay-delivery`, `dup-delivery`) are drawn instead for each
+// EventSub notification sent (src/eventsub/service.ts, webhooks.ts), from a stream of their own.
 // Under `--workers N` the rules and their seed are one across the workers (src/cluster/state.ts):
 // a PUT through any worker holds in all of them when it answers. Each worker draws from its own
 // generator, started from that seed when the rules were set (or when the worker started): the n-th
