@@ -10,7 +10,7 @@ import type { AppContext } from './context.ts';
 import { startHousekeeping } from './eventsub/housekeeping.ts';
 import { EventSubService } from './eventsub/service.ts';
 import { WebhookSender } from './eventsub/webhooks.ts';
-import { type FaultSetting, installFaults } from './faults/injector.ts';
+import { type FaultInjector, type FaultSetting, installFaults } from './faults/injector.ts';
 import { CORS_ANSWER_HEADERS, CORS_OPTIONS } from './http/cors.ts';
 import { errorBody, handleClientError, handleError } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
@@ -145,12 +145,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // First, so that its hook runs before any other: a preflight is answered before a route sees it.
   await app.register(cors, CORS_OPTIONS);
   // EventSub's WebSocket sessions (src/eventsub/): the plugin before any route, so that it sees them all.
-  const eventsub = new EventSubService({ ...ctx, log: app.log });
+  // The fault injector comes later (its hook after the plugin's); deliveries start after both.
+  let faults: FaultInjector | undefined;
+  const deliveryFault = (clientId: string) => faults?.drawDelivery(clientId);
+  const eventsub = new EventSubService({ ...ctx, log: app.log, deliveryFault });
   await app.register(websocket, websocketOptions(eventsub));
   app.addHook('onClose', () => eventsub.stop());
   ctx.drain.beforeClose?.(() => eventsub.closeSessions());
   app.setErrorHandler(handleError);
-  const faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics, deps.faultSetting);
+  faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics, deps.faultSetting);
   app.setNotFoundHandler((_req, reply) => {
     reply.code(404).type('application/json; charset=utf-8').send(errorBody(404, 'Not Found'));
   });
@@ -189,6 +192,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: ctx.clock,
     retries: deps.config.webhookRetries,
     backoffMs: deps.config.webhookBackoff,
+    metrics,
+    deliveryFault,
   });
   app.addHook('onClose', () => webhooks.stop());
   // In every serving process, whether or not it ever holds a WebSocket (src/eventsub/housekeeping.ts).

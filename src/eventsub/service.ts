@@ -13,6 +13,8 @@ import type { WebSocket } from 'ws';
 import type { Clock } from '../clock.ts';
 import { nowSeconds } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { DeliveryPlan } from '../faults/rules.ts';
+import type { AppMetrics } from '../metrics/registry.ts';
 import type { Store } from '../store/db.ts';
 import { type EventRow, lastEventId } from '../store/events.ts';
 import {
@@ -65,6 +67,10 @@ export interface EventSubDeps {
   store: Store;
   clock: Clock;
   log: Log;
+  /** counts the sessions and the notifications sent */
+  metrics?: AppMetrics;
+  /** the delivery fault of `--faults` for the next notification to a subscription of a client */
+  deliveryFault?: (clientId: string) => DeliveryPlan | undefined;
 }
 
 // Two apps of one process (tests) started in the same millisecond still get distinct ids.
@@ -88,6 +94,7 @@ export class EventSubService {
     this.#d = d;
     lastStart = Math.max(Date.now(), lastStart + 1);
     this.processId = `${hostname()}:${process.pid}:${lastStart}`;
+    d.metrics?.countEventSubSessions(() => this.#sessions.size);
   }
 
   /** The sessions open here (for tests and metrics). */
@@ -200,8 +207,33 @@ export class EventSubService {
       event ??= JSON.parse(ev.payload) as Record<string, unknown>;
       // The email only for a subscriber granted user:read:email (the platform's rule): else ''.
       const shown = ev.type === 'user.update' && !e.withEmail ? { ...event, email: '' } : event;
-      e.session.send(notificationMessage(e.row, ev.id, shown));
+      this.#send(e, ev, notificationMessage(e.row, ev.id, shown));
     }
+  }
+
+  /** Sends a notification to its session, as the delivery faults of `--faults` draw. */
+  #send(e: Entry, ev: EventRow, text: string): void {
+    const metrics = this.#d.metrics;
+    const send = () => {
+      if (!e.session.open) {
+        metrics?.eventsubDeliveryFailed('websocket', e.row.type);
+        return;
+      }
+      e.session.send(text);
+      metrics?.eventsubDelivered('websocket', e.row.type, ev.at);
+    };
+    const fault = this.#d.deliveryFault?.(e.row.client_id);
+    if (!fault) send();
+    else if ('drop' in fault) metrics?.eventsubDeliveryFailed('websocket', e.row.type);
+    else if ('duplicate' in fault) {
+      send();
+      send();
+    }
+    // Late, unless the subscription went meanwhile (a later control row said so).
+    else
+      setTimeout(() => {
+        if (this.#entries.get(e.row.id) === e) send();
+      }, fault.delayMs);
   }
 
   async #control(ev: EventRow): Promise<void> {

@@ -5,7 +5,10 @@
 // with a doubling wait while the callback fails, and after the last attempt the subscription is
 // revoked with `notification_failures_exceeded`; a revocation is sent once.
 import { createHmac, randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Clock, nowSeconds } from '../clock.ts';
+import type { DeliveryPlan } from '../faults/rules.ts';
+import type { AppMetrics } from '../metrics/registry.ts';
 import type { Store } from '../store/db.ts';
 import { onEventsCommitted } from '../store/events.ts';
 import { grantsScope } from '../store/eventsub-subscriptions.ts';
@@ -32,6 +35,10 @@ export interface WebhookSenderOptions {
   backoffMs: number;
   /** how long a callback has to answer, ms */
   timeoutMs?: number;
+  /** counts the notifications sent and the attempts failed */
+  metrics?: AppMetrics | undefined;
+  /** the delivery fault of `--faults` for the next notification attempt to a client's subscription */
+  deliveryFault?: ((clientId: string) => DeliveryPlan | undefined) | undefined;
 }
 
 /** How long a claim lasts: past it, another process may send the message (at least once). */
@@ -73,7 +80,7 @@ function bodyOf(d: ClaimedDelivery, payload: string | null): string {
 
 export class WebhookSender {
   readonly #store: Store;
-  readonly #o: Required<WebhookSenderOptions>;
+  readonly #o: WebhookSenderOptions & { timeoutMs: number };
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #again = false;
@@ -148,13 +155,9 @@ export class WebhookSender {
     return granted ? d.payload : JSON.stringify({ ...JSON.parse(d.payload), email: '' });
   }
 
-  async #send(d: ClaimedDelivery): Promise<void> {
+  /** POSTs one message; whether the callback answered 2xx, and (a verification's) its answer. */
+  async #post(d: ClaimedDelivery, id: string, timestamp: string, body: string) {
     const sub = d.subscription;
-    const body = bodyOf(d, await this.#payloadFor(d));
-    const id = messageId(sub.id, d.kind === 'notification' ? (d.event_id as number) : d.kind);
-    const timestamp = nanoTime(preciseNow());
-    let ok = false;
-    let answer = '';
     try {
       const res = await fetch(sub.callback ?? '', {
         method: 'POST',
@@ -172,13 +175,51 @@ export class WebhookSender {
         },
         body,
       });
-      ok = res.status >= 200 && res.status < 300;
+      const ok = res.status >= 200 && res.status < 300;
       // Only a verification's answer is read (and only its beginning: a challenge is short).
-      if (d.kind === 'verification') answer = (await res.text()).slice(0, 1024);
-      else await res.body?.cancel();
+      if (d.kind === 'verification') return { ok, answer: (await res.text()).slice(0, 1024) };
+      await res.body?.cancel();
+      return { ok, answer: '' };
     } catch {
-      ok = false; // refused, reset, timed out, or not a URL fetch can reach
+      return { ok: false, answer: '' }; // refused, reset, timed out, or not a URL fetch can reach
     }
+  }
+
+  /**
+   * A notification's attempt, as the delivery faults of `--faults` draw: not sent (a failed
+   * attempt), sent late, or sent twice (the same message); each send counted in /metrics.
+   */
+  async #notify(d: ClaimedDelivery, id: string, timestamp: string, body: string): Promise<boolean> {
+    const { metrics, deliveryFault } = this.#o;
+    const type = d.subscription.type;
+    const fault = deliveryFault?.(d.subscription.client_id);
+    if (fault && 'drop' in fault) {
+      metrics?.eventsubDeliveryFailed('webhook', type);
+      return false;
+    }
+    if (fault && 'delayMs' in fault)
+      await sleep(fault.delayMs, undefined, { signal: this.#abort.signal }).catch(() => {});
+    let ok = false;
+    const sends = fault && 'duplicate' in fault ? 2 : 1;
+    for (let n = 0; n < sends && !this.#stopped; n++) {
+      const sent = (await this.#post(d, id, timestamp, body)).ok;
+      if (this.#stopped) break; // no outcome (#send says why)
+      if (sent) metrics?.eventsubDelivered('webhook', type, d.event_at ?? Date.now());
+      else metrics?.eventsubDeliveryFailed('webhook', type);
+      ok ||= sent;
+    }
+    return ok;
+  }
+
+  async #send(d: ClaimedDelivery): Promise<void> {
+    const sub = d.subscription;
+    const body = bodyOf(d, await this.#payloadFor(d));
+    const id = messageId(sub.id, d.kind === 'notification' ? (d.event_id as number) : d.kind);
+    const timestamp = nanoTime(preciseNow());
+    let ok = false;
+    let answer = '';
+    if (d.kind === 'notification') ok = await this.#notify(d, id, timestamp, body);
+    else ({ ok, answer } = await this.#post(d, id, timestamp, body));
     // Stopped mid-request: no outcome is recorded; the claim lapses and the message is sent again.
     if (this.#stopped) return;
     const db = this.#store.db;

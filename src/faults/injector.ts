@@ -7,6 +7,8 @@
 //   PRNG seeded with `--fault-seed`, so that the same seed and the same sequence of requests inject
 //   the same faults (a failing test can be replayed). A request with the header gets the header's
 //   faults (its draws are still made, so that the requests after it draw as they would have).
+// The delivery rules (`drop-delivery`, `delay-delivery`, `dup-delivery`) are drawn instead for each
+// EventSub notification sent (src/eventsub/service.ts, webhooks.ts), from a stream of their own.
 // Under `--workers N` the rules and their seed are one across the workers (src/cluster/state.ts):
 // a PUT through any worker holds in all of them when it answers. Each worker draws from its own
 // generator, started from that seed when the rules were set (or when the worker started): the n-th
@@ -31,6 +33,7 @@ import type { AppMetrics } from '../metrics/registry.ts';
 import { RATE_LIMIT_WINDOW_MS, rateLimitHeaders, rateLimitRefusal } from '../ratelimit/limiter.ts';
 import { Random } from '../seed/random.ts';
 import {
+  type DeliveryPlan,
   describePlan,
   describeRule,
   FAULT_HEADER,
@@ -102,6 +105,8 @@ function clientOf(req: FastifyRequest): string | undefined {
 export class FaultInjector {
   #rules: readonly FaultRule[] = [];
   #random: Random | undefined;
+  /** the draws of the delivery rules: a stream of their own, so requests draw as without them */
+  #deliveries: Random | undefined;
   /** the seed of the draws (logged at start when there are rules), else undefined */
   #seed: number | undefined;
 
@@ -126,6 +131,7 @@ export class FaultInjector {
     this.#rules = rules;
     this.#seed = seed;
     this.#random = seed === undefined ? undefined : new Random(seed, 'faults');
+    this.#deliveries = seed === undefined ? undefined : new Random(seed, 'deliveries');
   }
 
   /** the rules drawn for every request, and the seed of their draws */
@@ -147,6 +153,7 @@ export class FaultInjector {
     if (!this.#random) return undefined;
     const plan: FaultPlan = {};
     for (const rule of this.#rules) {
+      if (!rule.fault) continue;
       const hit = this.#random.next() * 100 < rule.percent;
       if (!hit || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
       const { latencyMs, ...rest } = rule.fault;
@@ -155,6 +162,28 @@ export class FaultInjector {
         Object.assign(plan, rest);
     }
     return Object.keys(plan).length ? plan : undefined;
+  }
+
+  /**
+   * The fault of `--faults`' delivery rules for the next EventSub notification sent (the
+   * WebSocket's or a webhook attempt), to a subscription of client `clientId`: one draw per
+   * delivery rule, whatever the outcome; the first rule that hits wins. Counted in /metrics.
+   */
+  drawDelivery(clientId: string): DeliveryPlan | undefined {
+    if (!this.#deliveries || !this.enabled) return undefined;
+    let plan: DeliveryPlan | undefined;
+    for (const rule of this.#rules) {
+      if (!rule.delivery) continue;
+      const hit = this.#deliveries.next() * 100 < rule.percent;
+      if (!hit || plan || (rule.clientId !== undefined && rule.clientId !== clientId)) continue;
+      plan = rule.delivery;
+    }
+    if (plan)
+      this.metrics.faultInjected(
+        'drop' in plan ? 'drop-delivery' : 'duplicate' in plan ? 'dup-delivery' : 'delay-delivery',
+        'rules',
+      );
+    return plan;
   }
 
   /**

@@ -33,12 +33,21 @@ export interface FaultPlan {
   reset?: boolean;
 }
 
-/** One `--faults` rule: its fault, on `percent` of the requests (of one client's, if `clientId`). */
-export interface FaultRule {
-  fault: FaultPlan;
-  percent: number;
-  clientId?: string;
-}
+/**
+ * What to do to one EventSub notification as it is sent (the WebSocket or the webhook transport):
+ * not send it (a webhook attempt counts as failed), send it late, or send it twice with the same
+ * `message_id`. One of the three.
+ */
+export type DeliveryPlan = { drop: true } | { delayMs: number } | { duplicate: true };
+
+/**
+ * One `--faults` rule: its fault, on `percent` of the requests (of one client's, if `clientId`);
+ * or, for a delivery rule, on `percent` of the EventSub notifications sent (of one client's
+ * subscriptions).
+ */
+export type FaultRule =
+  | { fault: FaultPlan; delivery?: undefined; percent: number; clientId?: string }
+  | { delivery: DeliveryPlan; fault?: undefined; percent: number; clientId?: string };
 
 /** A header or `--faults` text that breaks the syntax; the message says which rule. */
 export class FaultSyntaxError extends Error {}
@@ -124,7 +133,8 @@ export function parseFaultHeader(value: string): FaultPlan {
   return plan;
 }
 
-const RULES_EXAMPLE = '503:2%, latency:300ms:10%, 429:1%@<client id>, 429:ratelimit-reset=1s:5%';
+const RULES_EXAMPLE =
+  '503:2%, latency:300ms:10%, 429:1%@<client id>, 429:ratelimit-reset=1s:5%, dup-delivery:10%';
 
 function percent(text: string, item: string): number {
   const m = /^(\d+(?:\.\d+)?)%$/.exec(text);
@@ -142,7 +152,9 @@ const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /**
  * Reads `--faults`: rules separated by commas, each `<429|500|503>:<p>%`, `latency:<duration>:<p>%`,
  * `reset:<p>%` or `429:ratelimit-reset=<duration>:<p>%`, optionally followed by `@<client id>`: that fault on p percent of the requests
- * (of that client's only), drawn for each request independently.
+ * (of that client's only), drawn for each request independently. The delivery rules,
+ * `drop-delivery:<p>%`, `delay-delivery:<duration>:<p>%` and `dup-delivery:<p>%`, are drawn for
+ * each EventSub notification sent instead (of that client's subscriptions only).
  */
 export function parseFaultRules(text: string): FaultRule[] {
   return items(text, RULES_EXAMPLE).map((item) => {
@@ -163,6 +175,12 @@ function parseRule(text: string, item: string): FaultRule {
     return { fault: { latencyMs: latency(a as string) }, percent: percent(b as string, item) };
   if (kind === 'reset' && parts.length === 2)
     return { fault: { reset: true }, percent: percent(a as string, item) };
+  if (kind === 'drop-delivery' && parts.length === 2)
+    return { delivery: { drop: true }, percent: percent(a as string, item) };
+  if (kind === 'dup-delivery' && parts.length === 2)
+    return { delivery: { duplicate: true }, percent: percent(a as string, item) };
+  if (kind === 'delay-delivery' && parts.length === 3)
+    return { delivery: { delayMs: latency(a as string) }, percent: percent(b as string, item) };
   if (kind !== undefined && /^\d+$/.test(kind) && parts.length === 2)
     return { fault: { status: status(kind) }, percent: percent(a as string, item) };
   const [key, delay, ...rest] = (a ?? '').split('=').map((s) => s.trim());
@@ -175,7 +193,7 @@ function parseRule(text: string, item: string): FaultRule {
   )
     return { fault: { status: 429, resetAfterMs: resetAfter(delay) }, percent: percent(b as string, item) };
   throw new FaultSyntaxError(
-    `"${item}" is not a rule: each is <${FAULT_STATUSES.join('|')}>:<p>%, latency:<duration>:<p>%, reset:<p>% or 429:ratelimit-reset=<duration>:<p>%, optionally @<client id>, separated by commas (${RULES_EXAMPLE})`,
+    `"${item}" is not a rule: each is <${FAULT_STATUSES.join('|')}>:<p>%, latency:<duration>:<p>%, reset:<p>%, 429:ratelimit-reset=<duration>:<p>%, drop-delivery:<p>%, delay-delivery:<duration>:<p>% or dup-delivery:<p>%, optionally @<client id>, separated by commas (${RULES_EXAMPLE})`,
   );
 }
 
@@ -189,17 +207,27 @@ export function describePlan(plan: FaultPlan): string {
   return parts.join(', ');
 }
 
-/** A rule as the log and the admin API show it, in `--faults`' own syntax. */
+/** A delivery fault in `--faults`' syntax, without its share. */
+function deliveryText(plan: DeliveryPlan): string {
+  if ('drop' in plan) return 'drop-delivery';
+  if ('duplicate' in plan) return 'dup-delivery';
+  return `delay-delivery:${plan.delayMs}ms`;
+}
+
+/** A rule as the log and the admin API show it. */
 export const describeRule = (r: FaultRule) =>
-  `${describePlan(r.fault)} on ${r.percent}%${r.clientId ? ` of ${r.clientId}'s requests` : ''}`;
+  r.delivery
+    ? `${deliveryText(r.delivery)} on ${r.percent}% of the notifications${r.clientId ? ` to ${r.clientId}'s subscriptions` : ''}`
+    : `${describePlan(r.fault)} on ${r.percent}%${r.clientId ? ` of ${r.clientId}'s requests` : ''}`;
 
 /** The rules in `--faults`' syntax, which PUT takes back. */
 export function rulesText(rules: readonly FaultRule[]): string {
   return rules
     .map((r) => {
-      const { latencyMs, status, resetAfterMs } = r.fault;
-      const what =
-        latencyMs !== undefined
+      const { latencyMs, status, resetAfterMs } = r.fault ?? {};
+      const what = r.delivery
+        ? deliveryText(r.delivery)
+        : latencyMs !== undefined
           ? `latency:${latencyMs}ms`
           : status === undefined
             ? 'reset'

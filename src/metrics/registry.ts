@@ -9,13 +9,16 @@
 // and answers the primary's asks once it has constructed an AggregatorRegistry of its own (the
 // constructor installs the listener). A worker answering /metrics asks its primary for the sum
 // (clusterMetrics) over the IPC channel, within a deadline. Every metric here sums across workers
-// (counters, histograms); the default metrics carry prom-client's own rule for each.
+// (counters, histograms, the open sessions each holds) but the count of EventSub subscriptions,
+// which every worker reads from the one store (the first worker's is taken); the default metrics
+// carry prom-client's own rule for each.
 import type { Worker } from 'node:cluster';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledQuery, LogEvent } from 'kysely';
-import { AggregatorRegistry, Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Principal } from '../http/access.ts';
 import type { Store } from '../store/db.ts';
+import { subscriptionCounts } from '../store/eventsub-subscriptions.ts';
 import { deadlineReason, UnavailableError } from '../store/unavailable.ts';
 
 /** The `operation` of a request that matched no route: raw URLs would make label values unbounded. */
@@ -26,6 +29,12 @@ export const UNMATCHED_OPERATION = 'unmatched';
 const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const QUERY_BUCKETS = [
   0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+
+// An EventSub notification reaches its receiver within milliseconds of its commit (the tail's
+// wake), a webhook one retried seconds or minutes later.
+const DELIVERY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ];
 
 /** The most answers (and queries) held before they are handed to prom-client. */
@@ -152,6 +161,49 @@ export class AppMetrics {
     collect: this.#flush,
   });
 
+  /** the EventSub sessions this process holds (src/eventsub/service.ts says how many) */
+  #openSessions: () => number = () => 0;
+
+  readonly #eventsubSessions: Gauge = new Gauge({
+    name: 'helixd_eventsub_sessions',
+    help: 'EventSub WebSocket sessions open in this process (under --workers, in all of them)',
+    registers: [this.registry],
+    collect: () => this.#eventsubSessions.set(this.#openSessions()),
+  });
+
+  readonly #eventsubSubscriptions: Gauge<'transport' | 'status'> = new Gauge({
+    name: 'helixd_eventsub_subscriptions',
+    help: 'EventSub subscriptions in the store, by transport (websocket, webhook) and status',
+    labelNames: ['transport', 'status'] as const,
+    registers: [this.registry],
+    // Every worker reads the same store: one worker's count is the count.
+    aggregator: 'first',
+    collect: () => this.#countSubscriptions(),
+  });
+
+  readonly #deliveries = new Counter({
+    name: 'helixd_eventsub_deliveries_total',
+    help: 'EventSub notifications sent (a duplicated one twice), by transport (websocket, webhook) and subscription type',
+    labelNames: ['transport', 'type'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #deliveryFailures = new Counter({
+    name: 'helixd_eventsub_delivery_failures_total',
+    help: 'EventSub notifications not delivered (a webhook attempt that failed, a WebSocket message dropped), by transport and subscription type',
+    labelNames: ['transport', 'type'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #deliverySeconds = new Histogram({
+    name: 'helixd_eventsub_delivery_seconds',
+    help: "Time from an EventSub event's commit to its notification's send, by transport (websocket, webhook)",
+    labelNames: ['transport'] as const,
+    buckets: DELIVERY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly #store: Store;
   readonly #stopQueries: () => void;
   /** in a cluster worker: how long the primary has to answer with every worker's sum */
   readonly #summedWithin: number | undefined;
@@ -162,6 +214,7 @@ export class AppMetrics {
    */
   constructor(store: Store, o: { summed?: { deadlineMs: number } } = {}) {
     processMetrics();
+    this.#store = store;
     // Known label values start at 0, so that a rate over them exists before the first event.
     for (const bucket of ['app', 'user']) this.#refusals.inc({ bucket }, 0);
     this.#stopQueries = store.onQuery((event) => this.#query(event));
@@ -204,6 +257,34 @@ export class AppMetrics {
   readonly liveEvent = (kind: string, n = 1): void => {
     this.#liveEvents.inc({ kind }, n);
   };
+
+  /** How many EventSub sessions this process holds, asked at every scrape. */
+  countEventSubSessions(open: () => number): void {
+    this.#openSessions = open;
+  }
+
+  /** An EventSub notification of `type` sent by `transport`, its event committed at `committedAt` (Unix ms). */
+  readonly eventsubDelivered = (transport: string, type: string, committedAt: number): void => {
+    this.#deliveries.inc({ transport, type });
+    this.#deliverySeconds.observe({ transport }, Math.max(0, Date.now() - committedAt) / 1000);
+  };
+
+  /** An EventSub notification of `type` that `transport` failed to deliver (or dropped on purpose). */
+  readonly eventsubDeliveryFailed = (transport: string, type: string): void => {
+    this.#deliveryFailures.inc({ transport, type });
+  };
+
+  async #countSubscriptions(): Promise<void> {
+    let rows: Awaited<ReturnType<typeof subscriptionCounts>>;
+    try {
+      rows = await subscriptionCounts(this.#store.db);
+    } catch {
+      // The store cannot answer: /metrics still does (the request and query metrics say why).
+      return;
+    }
+    this.#eventsubSubscriptions.reset();
+    for (const r of rows) this.#eventsubSubscriptions.set({ transport: r.method, status: r.status }, r.n);
+  }
 
   // Every query passes here: the label sets are built once, not per query.
   readonly #queryLabels = Object.fromEntries(

@@ -316,3 +316,15 @@ export async function revokeSubscriptions(
     );
   return (await recordEvents(trx, dialect, controls, at)).length;
 }
+
+/** How many subscriptions there are of each transport and status (one grouped query, for /metrics). */
+export async function subscriptionCounts(
+  db: Kysely<Database>,
+): Promise<{ method: string; status: string; n: number }[]> {
+  const rows = await db
+    .selectFrom('eventsub_subscriptions')
+    .select(['method', 'status', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .groupBy(['method', 'status'])
+    .execute();
+  return rows.map((r) => ({ method: r.method, status: r.status, n: Number(r.n) }));
+}

@@ -14,6 +14,8 @@ export interface ClaimedDelivery extends Delivery {
   subscription: Selectable<EventsubSubscriptionsTable>;
   /** the event's payload (JSON text) of a notification */
   payload: string | null;
+  /** when the event of a notification was recorded (Unix ms) */
+  event_at: number | null;
 }
 
 /**
@@ -120,10 +122,10 @@ export async function claimDeliveries(
     .execute();
   const eventIds = claimed.flatMap((d) => (d.event_id === null ? [] : [Number(d.event_id)]));
   const events = eventIds.length
-    ? await db.selectFrom('events').select(['id', 'payload']).where('id', 'in', eventIds).execute()
+    ? await db.selectFrom('events').select(['id', 'payload', 'at']).where('id', 'in', eventIds).execute()
     : [];
   const bySub = new Map(subs.map((s) => [s.id, s]));
-  const byEvent = new Map(events.map((e) => [Number(e.id), e.payload]));
+  const byEvent = new Map(events.map((e) => [Number(e.id), e]));
   const out: ClaimedDelivery[] = [];
   for (const d of claimed.sort((a, b) => Number(a.id) - Number(b.id))) {
     const subscription = bySub.get(d.subscription_id);
@@ -135,7 +137,8 @@ export async function claimDeliveries(
       event_id: d.event_id === null ? null : Number(d.event_id),
       due_at: Number(d.due_at),
       subscription,
-      payload: d.event_id === null ? null : (byEvent.get(Number(d.event_id)) ?? null),
+      payload: d.event_id === null ? null : (byEvent.get(Number(d.event_id))?.payload ?? null),
+      event_at: d.event_id === null ? null : Number(byEvent.get(Number(d.event_id))?.at ?? Date.now()),
     });
   }
   return out;

@@ -440,7 +440,14 @@ describe('faults configured at start', () => {
       ['latency:2%', /"latency:2%" is not a rule/],
       ['429:ratelimit-reset=61s:5%', /ratelimit-reset "61s" must be a duration from 0s to 60s/],
       ['429:ratelimit-reset:5%', /"429:ratelimit-reset:5%" is not a rule/],
-      ['500:ratelimit-reset=1s:5%', /is not a rule: .* or 429:ratelimit-reset=<duration>:<p>%/],
+      [
+        '500:ratelimit-reset=1s:5%',
+        /is not a rule: .*, 429:ratelimit-reset=<duration>:<p>%, drop-delivery:<p>%, delay-delivery:<duration>:<p>% or dup-delivery:<p>%/,
+      ],
+      ['delay-delivery:45s:5%', /latency "45s" must be a duration from 1ms to 30s/],
+      ['delay-delivery:5%', /"delay-delivery:5%" is not a rule/],
+      ['dup-delivery:2', /the share "2" must be a percentage/],
+      ['drop-delivery:1s:2%', /"drop-delivery:1s:2%" is not a rule/],
       ['503:2%,', /an empty item/],
     ];
     for (const [text, rule] of cases) {

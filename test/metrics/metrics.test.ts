@@ -96,7 +96,10 @@ forEachStore('/metrics', (kind: StoreKind) => {
     assert.equal(value(now, 'helixd_http_request_duration_seconds_count', { operation: '/readyz' }), 600);
     const selects = (s: Sample[]) =>
       value(s, 'helixd_store_query_duration_seconds_count', { statement: 'select', outcome: 'ok' });
-    assert.equal(selects(now) - selects(samples), 600);
+    // Each /readyz's select, and a few of the app's own: the webhook sender's look for due messages
+    // (about one a second) and each scrape's count of EventSub subscriptions.
+    const more = selects(now) - selects(samples);
+    assert.ok(more >= 600 && more <= 620, `${more} selects`);
   });
 
   it('is open without a metrics token, and in /openapi.json under its own tag as text/plain', async () => {
