@@ -1,11 +1,15 @@
 // EventSub's hand-over and admin controls (docs/eventsub-design.md, sections 4 and 5), through a raw
 // `ws` client and the admin API: a forced reconnect moves the session to a new socket with the
 // same id and loses no event written around it; a used reconnect token is closed 4007; silenced
-// keepalives stop; an admin revocation reaches the socket with its status and the API lists it.
+// keepalives stop; an admin revocation reaches the socket with its status and the API lists it. A
+// hand-over between two instances on one store: the command given to one reaches the holder, the
+// other claims the session, and the old holder closes its socket when it reads the claim.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, it } from 'node:test';
 import WebSocket from 'ws';
+import { buildApp } from '../../src/app.ts';
+import { openStore } from '../../src/store/db.ts';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -326,5 +330,54 @@ forEachStore('EventSub reconnect and admin controls', (kind: StoreKind) => {
     assert.equal(c.ws.readyState, WebSocket.OPEN);
     c.ws.close();
     await c.closed;
+  });
+
+  it('hands a session over to another instance on the same store', async () => {
+    const port = await freePort();
+    const other = await buildApp({
+      config: { ...t.config, publicUrl: `http://127.0.0.1:${port}` },
+      store: openStore(t.storeOptions),
+      clock: t.clock,
+      secret: t.config.secret as string,
+      logger: false,
+    });
+    try {
+      await other.listen({ port, host: '127.0.0.1' });
+      const { c: old, sessionId, subscriptionId } = await subscribed();
+      const owner = async () =>
+        (await t.inject({ method: 'GET', url: '/admin/eventsub/sessions', headers: admin }))
+          .json()
+          .data.find((x: { id: string }) => x.id === sessionId).owner as string;
+      const ownerBefore = await owner();
+      // The command reaches this instance's session through the store.
+      const res = await other.inject({
+        method: 'POST',
+        url: `/admin/eventsub/sessions/${sessionId}/reconnect`,
+        headers: admin,
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      const url = (await old.next('session_reconnect')).payload.session.reconnect_url as string;
+      const written = [await follow()];
+      // A load balancer sends the new connection to the other instance.
+      const fresh = await connect(url.replace(base, `ws://127.0.0.1:${port}`));
+      assert.equal((await fresh.next('session_welcome')).payload.session.id, sessionId);
+      assert.equal((await old.closed).code, 1000);
+      written.push(await follow());
+      await until('every follow delivered', () => {
+        const got = new Set([...followers(old), ...followers(fresh)]);
+        return written.every((u) => got.has(u));
+      });
+      assert.notEqual(await owner(), ownerBefore);
+      const sub = await t.store.db
+        .selectFrom('eventsub_subscriptions')
+        .select('status')
+        .where('id', '=', subscriptionId)
+        .executeTakeFirstOrThrow();
+      assert.equal(sub.status, 'enabled');
+      fresh.ws.close();
+      await fresh.closed;
+    } finally {
+      await other.close();
+    }
   });
 });
