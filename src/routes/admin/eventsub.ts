@@ -22,6 +22,12 @@ const REVOKE_STATUSES = SUBSCRIPTION_STATUSES.filter(
 
 const SessionParams = Type.Object({ id: Type.String({ description: "The session id (its welcome's)" }) });
 
+/**
+ * Session and subscription ids are UUIDs: anything else names none, and is answered without a read
+ * (PostgreSQL refuses some bytes in text, a NUL among them).
+ */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const noSession = (id: string) => notFound(`No EventSub WebSocket session has the id ${JSON.stringify(id)}`);
 
 const id = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,15}$', description });
@@ -106,7 +112,8 @@ export function eventsubAdminRoutes(app: FastifyInstance, ctx: AppContext): void
     response: Type.Object({ id: Type.String() }),
     handler: async (req) => {
       const { id } = req.params as { id: string };
-      if (!(await sessionCommand(ctx.store, id, CONTROL.reconnect, {}, Date.now()))) throw noSession(id);
+      if (!UUID.test(id) || !(await sessionCommand(ctx.store, id, CONTROL.reconnect, {}, Date.now())))
+        throw noSession(id);
       return { id };
     },
   });
@@ -127,7 +134,10 @@ export function eventsubAdminRoutes(app: FastifyInstance, ctx: AppContext): void
       const body = req.body as unknown;
       const silenced = (body as { silenced?: unknown } | undefined)?.silenced;
       if (typeof silenced !== 'boolean') throw badRequest('The field "silenced" must be true or false');
-      if (!(await sessionCommand(ctx.store, id, CONTROL.keepalives, { silenced }, Date.now())))
+      if (
+        !UUID.test(id) ||
+        !(await sessionCommand(ctx.store, id, CONTROL.keepalives, { silenced }, Date.now()))
+      )
         throw noSession(id);
       return { id, silenced };
     },
@@ -151,7 +161,7 @@ export function eventsubAdminRoutes(app: FastifyInstance, ctx: AppContext): void
         throw badRequest(
           `The field "status" must be one of the disabled statuses: ${REVOKE_STATUSES.join(', ')}`,
         );
-      const result = await revokeSubscription(ctx.store, id, status);
+      const result = UUID.test(id) ? await revokeSubscription(ctx.store, id, status) : 'not_found';
       if (result === 'not_found') throw notFound(`No EventSub subscription has the id ${JSON.stringify(id)}`);
       if (result === 'disabled')
         throw new HelixError(409, `The EventSub subscription ${JSON.stringify(id)} is already disabled`);
