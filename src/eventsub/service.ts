@@ -108,6 +108,8 @@ export class EventSubService {
   readonly #ending = new Set<Promise<void>>();
   /** sessions sent `session_reconnect`, until claimed (closed 1000) or the grace ends (4004) */
   readonly #handingOver = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
+  /** sessions whose row is being marked `reconnecting` */
+  readonly #marking = new Set<Session>();
   /** the id through which every event was delivered to every session here */
   #delivered = 0;
   /** delivery and a claimed session's catch-up take turns */
@@ -347,10 +349,10 @@ export class EventSubService {
    * the session ends.
    */
   async #reconnect(session: Session, cursor: number): Promise<void> {
-    if (!session.open || session.reconnecting) return;
+    if (!session.open || session.reconnecting || this.#marking.has(session)) return;
     const token = randomBytes(32).toString('base64url');
     const until = Date.now() + RECONNECT_GRACE_MS;
-    session.reconnecting = true;
+    this.#marking.add(session);
     let marked = false;
     try {
       marked = await startReconnect(
@@ -363,11 +365,12 @@ export class EventSubService {
       );
     } catch (err) {
       this.#d.log.warn({ err, session: session.id }, 'eventsub: a session could not be handed over');
+    } finally {
+      this.#marking.delete(session);
     }
-    if (!marked) {
-      session.reconnecting = false;
-      return;
-    }
+    // Set only once the row says so: the close of a session not yet marked ends it by owner alone.
+    if (!marked || !session.open) return;
+    session.reconnecting = true;
     const timer = setTimeout(() => {
       if (this.#handingOver.get(session.id)?.session === session) session.close(CLOSE.reconnectExpired);
     }, RECONNECT_GRACE_MS);
