@@ -368,6 +368,11 @@ forEachStore('EventSub reconnect and admin controls', (kind: StoreKind) => {
         return written.every((u) => got.has(u));
       });
       assert.notEqual(await owner(), ownerBefore);
+      // The follow written before the claim came again on the new socket: the other instance
+      // started reading after it, and resumed the session from the cursor its reconnect stored.
+      await until('the follow before the claim on the new socket', () =>
+        followers(fresh).has(written[0] as string),
+      );
       const sub = await t.store.db
         .selectFrom('eventsub_subscriptions')
         .select('status')
