@@ -151,6 +151,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const eventsub = new EventSubService({ ...ctx, log: app.log, deliveryFault });
   await app.register(websocket, websocketOptions(eventsub));
   app.addHook('onClose', () => eventsub.stop());
+  // A drain first asks every session to reconnect (another worker or instance takes it); what is
+  // still here when the drain ends is closed.
+  ctx.drain.onDrain?.(() => eventsub.reconnectSessions());
   ctx.drain.beforeClose?.(() => eventsub.closeSessions());
   app.setErrorHandler(handleError);
   faults = installFaults(app, deps.config, deps.rateClock ?? deps.clock, metrics, deps.faultSetting);

@@ -43,6 +43,11 @@ export interface DrainState {
    * ends (EventSub's WebSockets) are closed then, else the close would wait for them until the deadline.
    */
   beforeClose?(fn: () => Promise<void>): void;
+  /**
+   * Runs `fn` when a drain of more than 0 s begins: EventSub's sessions are told to reconnect then,
+   * so that their clients move to another worker or instance while this one still serves them.
+   */
+  onDrain?(fn: () => Promise<void>): void;
 }
 
 interface Log {
@@ -64,6 +69,7 @@ export class Shutdown implements DrainState {
   #endDrain: (() => void) | undefined;
   #done: Promise<void> | undefined;
   readonly #beforeClose: (() => Promise<void>)[] = [];
+  readonly #onDrain: (() => Promise<void>)[] = [];
 
   get draining(): boolean {
     return this.#draining;
@@ -71,6 +77,10 @@ export class Shutdown implements DrainState {
 
   beforeClose(fn: () => Promise<void>): void {
     this.#beforeClose.push(fn);
+  }
+
+  onDrain(fn: () => Promise<void>): void {
+    this.#onDrain.push(fn);
   }
 
   /** Watches `server`'s requests; before it listens. */
@@ -109,6 +119,8 @@ export class Shutdown implements DrainState {
     this.#draining = true;
     for (const res of this.#inProgress) if (!res.headersSent) res.setHeader('connection', 'close');
     if (drainSeconds > 0) {
+      for (const fn of this.#onDrain)
+        fn().catch((err) => log.warn({ err }, 'shutdown: handing the WebSocket sessions over failed'));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, drainSeconds * 1000);
         this.#endDrain = () => {

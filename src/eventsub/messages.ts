@@ -57,6 +57,26 @@ export function welcomeMessage(s: WelcomeSession): string {
   });
 }
 
+/**
+ * The session is to move to `reconnectUrl` (the platform's shape: status `reconnecting`, no
+ * keepalive timeout); the client connects there and the old socket closes once the new one holds it.
+ */
+export function reconnectMessage(s: WelcomeSession, reconnectUrl: string): string {
+  return JSON.stringify({
+    metadata: metadata(randomUUID(), 'session_reconnect'),
+    payload: {
+      session: {
+        id: s.id,
+        status: 'reconnecting',
+        keepalive_timeout_seconds: null,
+        reconnect_url: reconnectUrl,
+        connected_at: nanoTime(s.connectedAt),
+        recovery_url: null,
+      },
+    },
+  });
+}
+
 /** Sent when nothing else was for the keepalive timeout less a second. */
 export function keepaliveMessage(): string {
   return JSON.stringify({ metadata: metadata(randomUUID(), 'session_keepalive'), payload: {} });

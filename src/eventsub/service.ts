@@ -7,7 +7,7 @@
 // only as the tail reads the control rows the subscriptions API writes in the transaction of each
 // change, so a subscription joins it exactly at its place in the events' order: it gets the events
 // after its `from_event` (the id of the control row that created it), none missed and none early.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { WebSocket } from 'ws';
 import type { Clock } from '../clock.ts';
@@ -16,17 +16,21 @@ import type { Config } from '../config.ts';
 import type { DeliveryPlan } from '../faults/rules.ts';
 import type { AppMetrics } from '../metrics/registry.ts';
 import type { Store } from '../store/db.ts';
-import { type EventRow, lastEventId } from '../store/events.ts';
+import { type EventRow, eventsAfter, lastEventId } from '../store/events.ts';
 import {
   beatProcess,
+  claimSession,
   deleteProcess,
+  enabledSubscriptionsOf,
   endSession,
   insertSession,
+  type SessionRow,
   sessionWasUsed,
+  startReconnect,
   subscriptionById,
 } from '../store/eventsub-sessions.ts';
 import { grantsScope } from '../store/eventsub-subscriptions.ts';
-import { notificationMessage, revocationMessage } from './messages.ts';
+import { notificationMessage, reconnectMessage, revocationMessage } from './messages.ts';
 import { CLOSE, Session } from './sessions.ts';
 import { Tail } from './tail.ts';
 import type { SubscriptionRow } from './wire.ts';
@@ -40,6 +44,12 @@ export const CONTROL = {
   enabled: 'subscription.enabled',
   deleted: 'subscription.deleted',
   revoked: 'subscription.revoked',
+  /** the admin API: the holder sends `session_reconnect` */
+  reconnect: 'session.reconnect',
+  /** the admin API: `{"silenced": boolean}`, the holder stops or restarts the keepalives */
+  keepalives: 'session.keepalives',
+  /** written by the claim of a reconnect token: the old holder closes its socket */
+  claimed: 'session.claimed',
 } as const;
 
 /** The match key of a session's commands. */
@@ -47,6 +57,19 @@ export const sessionKey = (sessionId: string) => `session:${sessionId}`;
 
 /** How often a process's heartbeat row is written. */
 const HEARTBEAT_MS = 5000;
+/** How long a reconnect URL is valid; unclaimed by then, the session closes with 4004 (the platform's 30 s). */
+export const RECONNECT_GRACE_MS = 30_000;
+/** The events one catch-up read takes (a claimed session resuming from its cursor). */
+const CATCH_UP_BATCH = 500;
+
+/** A reconnect token is stored as its SHA-256 only: a read of the table cannot take a session. */
+export const reconnectHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** `--public-url` with the WebSocket scheme, at /ws with the token. */
+export function reconnectUrl(publicUrl: string, token: string): string {
+  return `${publicUrl.replace(/^http/, 'ws').replace(/\/+$/, '')}/ws?reconnect=${token}`;
+}
+
 /** How long a closing handshake may take when the app closes, before the socket is cut. */
 const CLOSE_WAIT_MS = 1000;
 
@@ -89,6 +112,14 @@ export class EventSubService {
   readonly #entries = new Map<string, Entry>();
   /** the store work of sessions closing (deleting their rows) */
   readonly #ending = new Set<Promise<void>>();
+  /** sessions sent `session_reconnect`, until claimed (closed 1000) or the grace ends (4004) */
+  readonly #handingOver = new Map<string, { session: Session; timer: NodeJS.Timeout }>();
+  /** sessions whose row is being marked `reconnecting` */
+  readonly #marking = new Set<Session>();
+  /** the id through which every event was delivered to every session here */
+  #delivered = 0;
+  /** delivery and a claimed session's catch-up take turns */
+  #turn: Promise<unknown> = Promise.resolve();
 
   constructor(d: EventSubDeps) {
     this.#d = d;
@@ -106,7 +137,8 @@ export class EventSubService {
    * Takes a new connection: its row, then its welcome. The tail starts first (at the last event
    * recorded), so that every control row of the new session comes after its cursor.
    */
-  async accept(socket: WebSocket, keepaliveSeconds: number): Promise<void> {
+  async accept(socket: WebSocket, keepaliveSeconds: number, reconnectToken?: string): Promise<void> {
+    if (reconnectToken !== undefined) return this.#acceptReconnect(socket, reconnectToken);
     const connectedAt = Date.now();
     const id = randomUUID();
     let inserted: Promise<unknown> = Promise.resolve();
@@ -150,6 +182,7 @@ export class EventSubService {
     this.#started ??= (async () => {
       const { store } = this.#d;
       const cursor = await lastEventId(store.db);
+      this.#delivered = cursor;
       await beatProcess(store.db, this.processId, Date.now(), cursor);
       const tail = new Tail({
         store,
@@ -174,12 +207,25 @@ export class EventSubService {
 
   /** A session's socket closed: it leaves the index, its row goes and its subscriptions end. */
   #ended(session: Session, status: string, inserted: Promise<unknown>): void {
-    this.#sessions.delete(session.id);
+    // A session claimed by a connection to this same process has a new Session under its id.
+    if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id);
+    const handing = this.#handingOver.get(session.id);
+    if (handing?.session === session) {
+      clearTimeout(handing.timer);
+      this.#handingOver.delete(session.id);
+    }
     for (const [id, e] of this.#entries) if (e.session === session) this.#drop(id);
+    // Its socket's part is over, not the session: the claimant holds the row and the subscriptions.
+    if (session.handedOver) return;
     const work = (async () => {
       try {
         await inserted.catch(() => {});
-        await endSession(this.#d.store.db, session.id, status, Date.now());
+        // Only while the row is this process's: a client that closes the old socket after its new
+        // one was welcomed by another process ends nothing (nor a grace that ran out just then).
+        await endSession(this.#d.store.db, session.id, status, Date.now(), {
+          owner: this.processId,
+          ...(session.reconnecting ? { status: 'reconnecting' } : {}),
+        });
       } catch (err) {
         this.#d.log.error(
           { err, session: session.id },
@@ -191,19 +237,30 @@ export class EventSubService {
     void work.finally(() => this.#ending.delete(work));
   }
 
-  async #deliver(events: EventRow[]): Promise<void> {
-    for (const ev of events) {
-      if (ev.kind === 'control') await this.#control(ev);
-      else this.#notify(ev);
-    }
+  /** Runs `fn` when no delivery or catch-up is in progress. */
+  #inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#turn.then(fn);
+    this.#turn = run.catch(() => {});
+    return run;
   }
 
-  #notify(ev: EventRow): void {
+  #deliver(events: EventRow[]): Promise<void> {
+    return this.#inTurn(async () => {
+      for (const ev of events) {
+        if (ev.kind === 'control') await this.#control(ev);
+        else this.#notify(ev);
+      }
+      this.#delivered = Math.max(this.#delivered, (events.at(-1) as EventRow).id);
+    });
+  }
+
+  /** Sends event `ev` to the subscriptions it matches (of `only`, when given). */
+  #notify(ev: EventRow, only?: Session): void {
     const targets = this.#index.get(ev.match_key);
     if (!targets) return;
     let event: Record<string, unknown> | undefined;
     for (const e of targets.values()) {
-      if (ev.id <= e.row.from_event) continue;
+      if (ev.id <= e.row.from_event || (only && e.session !== only)) continue;
       event ??= JSON.parse(ev.payload) as Record<string, unknown>;
       // The email only for a subscriber granted user:read:email (the platform's rule): else ''.
       const shown = ev.type === 'user.update' && !e.withEmail ? { ...event, email: '' } : event;
@@ -237,7 +294,28 @@ export class EventSubService {
   }
 
   async #control(ev: EventRow): Promise<void> {
-    const args = JSON.parse(ev.payload) as { subscription_id?: unknown; status?: unknown };
+    const args = JSON.parse(ev.payload) as {
+      subscription_id?: unknown;
+      status?: unknown;
+      silenced?: unknown;
+    };
+    if (ev.match_key.startsWith('session:')) {
+      const sessionId = ev.match_key.slice('session:'.length);
+      switch (ev.type) {
+        case CONTROL.reconnect: {
+          const session = this.#sessions.get(sessionId);
+          // Every event up to this row was sent to the session: the claimant resumes after it.
+          if (session) await this.#reconnect(session, ev.id);
+          return;
+        }
+        case CONTROL.keepalives:
+          this.#sessions.get(sessionId)?.silence(args.silenced === true);
+          return;
+        case CONTROL.claimed:
+          this.#claimed(sessionId);
+          return;
+      }
+    }
     const subscriptionId = typeof args.subscription_id === 'string' ? args.subscription_id : undefined;
     if (!subscriptionId) return;
     switch (ev.type) {
@@ -262,10 +340,14 @@ export class EventSubService {
   }
 
   async #add(session: Session, subscriptionId: string): Promise<void> {
-    const { store, clock } = this.#d;
-    const row = await subscriptionById(store.db, subscriptionId);
+    const row = await subscriptionById(this.#d.store.db, subscriptionId);
     // Deleted or revoked since (a later control row says so too), or not this session's.
     if (row?.status !== 'enabled' || row.session_id !== session.id) return;
+    await this.#addRow(session, row);
+  }
+
+  async #addRow(session: Session, row: SubscriptionRow): Promise<void> {
+    const { store, clock } = this.#d;
     const withEmail =
       row.type === 'user.update' &&
       row.auth_user_id !== null &&
@@ -288,6 +370,125 @@ export class EventSubService {
     const targets = this.#index.get(e.row.match_key);
     targets?.delete(subscriptionId);
     if (targets?.size === 0) this.#index.delete(e.row.match_key);
+  }
+
+  // ---- Hand-over (docs/eventsub-design.md, section 4: Reconnect) ----
+
+  /**
+   * Sends `session_reconnect` to a session held here: its row becomes `reconnecting` with the hash
+   * of a new token and `cursor` (every event through it was sent to the session). The socket keeps
+   * delivering until a connection claims the session; unclaimed after the grace, it closes 4004 and
+   * the session ends.
+   */
+  async #reconnect(session: Session, cursor: number): Promise<void> {
+    if (!session.open || session.reconnecting || this.#marking.has(session)) return;
+    const token = randomBytes(32).toString('base64url');
+    const until = Date.now() + RECONNECT_GRACE_MS;
+    this.#marking.add(session);
+    let marked = false;
+    try {
+      marked = await startReconnect(
+        this.#d.store.db,
+        session.id,
+        this.processId,
+        reconnectHash(token),
+        until,
+        cursor,
+      );
+    } catch (err) {
+      this.#d.log.warn({ err, session: session.id }, 'eventsub: a session could not be handed over');
+    } finally {
+      this.#marking.delete(session);
+    }
+    // Set only once the row says so: the close of a session not yet marked ends it by owner alone.
+    if (!marked || !session.open) return;
+    session.reconnecting = true;
+    const timer = setTimeout(() => {
+      if (this.#handingOver.get(session.id)?.session === session) session.close(CLOSE.reconnectExpired);
+    }, RECONNECT_GRACE_MS);
+    this.#handingOver.set(session.id, { session, timer });
+    session.send(reconnectMessage(session, reconnectUrl(this.#d.config.publicUrl, token)));
+  }
+
+  /** A connection claimed the session: the socket handing it over here (if any) closes normally. */
+  #claimed(sessionId: string): void {
+    const handing = this.#handingOver.get(sessionId);
+    if (!handing) return;
+    clearTimeout(handing.timer);
+    this.#handingOver.delete(sessionId);
+    handing.session.handedOver = true;
+    handing.session.close(CLOSE.handedOver);
+  }
+
+  /**
+   * A connection to a reconnect URL. An unknown, used or expired token is accepted and closed with
+   * 4007, as the platform does (4007 "Invalid reconnect" is one of its close codes, so it answers
+   * on an open socket rather than refusing the upgrade). A valid one claims the session (one
+   * conditional update, src/store/eventsub-sessions.ts), is welcomed with the same session id, and
+   * gets the session's enabled subscriptions and the events after the stored cursor: those sent by
+   * the old socket meanwhile come twice, with their message_id; none is lost.
+   */
+  async #acceptReconnect(socket: WebSocket, token: string): Promise<void> {
+    const { store } = this.#d;
+    let row: SessionRow | undefined;
+    try {
+      await this.#start();
+      row = this.#stopped
+        ? undefined
+        : await claimSession(store, reconnectHash(token), Date.now(), this.processId);
+    } catch (err) {
+      this.#d.log.error({ err }, 'eventsub: a reconnect could not be claimed');
+      socket.close(CLOSE.internalError.code, CLOSE.internalError.reason);
+      return;
+    }
+    if (this.#stopped && !row) {
+      socket.close(CLOSE.goingAway.code, CLOSE.goingAway.reason);
+      return;
+    }
+    if (!row) {
+      socket.close(CLOSE.invalidReconnect.code, CLOSE.invalidReconnect.reason);
+      return;
+    }
+    const claimed = row;
+    // The old socket may be this process's own.
+    this.#claimed(claimed.id);
+    const session = new Session(
+      socket,
+      { id: claimed.id, connectedAt: claimed.connected_at, keepaliveSeconds: claimed.keepalive_seconds },
+      {
+        wasUsed: () => sessionWasUsed(store.db, claimed.id),
+        closed: (status) => this.#ended(session, status, Promise.resolve()),
+      },
+    );
+    this.#sessions.set(claimed.id, session);
+    try {
+      await this.#inTurn(async () => {
+        session.start();
+        for (const sub of await enabledSubscriptionsOf(store.db, claimed.id))
+          await this.#addRow(session, sub);
+        // The events between the stored cursor and what this process has delivered; the tail
+        // delivers the rest to it as to every session here.
+        for (let cursor = claimed.cursor; cursor < this.#delivered; ) {
+          const events = await eventsAfter(store.db, cursor, CATCH_UP_BATCH);
+          if (events.length === 0) break;
+          for (const ev of events)
+            if (ev.kind === 'event' && ev.id <= this.#delivered) this.#notify(ev, session);
+          cursor = (events.at(-1) as EventRow).id;
+        }
+      });
+    } catch (err) {
+      this.#d.log.error({ err, session: claimed.id }, 'eventsub: a claimed session could not resume');
+      session.close(CLOSE.internalError);
+    }
+  }
+
+  /**
+   * The drain began (the server stops): every session is sent `session_reconnect`, so that its
+   * client moves to another worker or instance before the sessions still here are closed.
+   */
+  async reconnectSessions(): Promise<void> {
+    const cursor = this.#delivered;
+    await Promise.all([...this.#sessions.values()].map((s) => this.#reconnect(s, cursor)));
   }
 
   /**

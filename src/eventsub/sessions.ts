@@ -22,8 +22,14 @@ export const CLOSE = {
   inboundTraffic: reason(4001, 'sent inbound traffic', 'websocket_received_inbound_traffic'),
   pingPong: reason(4002, 'failed ping pong', 'websocket_failed_ping_pong'),
   unused: reason(4003, 'connection unused', 'websocket_connection_unused'),
-  /** the server stops (a later step hands the session over with `session_reconnect` first) */
+  /** the server stops, and the session was not taken by another connection in the drain */
   goingAway: reason(1001, 'server shutting down', 'websocket_disconnected'),
+  /** `session_reconnect` was sent, and no connection claimed the session within the grace */
+  reconnectExpired: reason(4004, 'reconnect grace time expired', 'websocket_disconnected'),
+  /** a reconnect URL whose token is unknown, used or expired (no session: no status to give) */
+  invalidReconnect: reason(4007, 'invalid reconnect', 'websocket_disconnected'),
+  /** the session was claimed by a connection to its reconnect URL: this socket's part is over */
+  handedOver: reason(1000, 'session reconnected elsewhere', 'enabled'),
 } as const;
 
 /** Statuses of a close the server did not choose. */
@@ -48,6 +54,12 @@ export class Session implements WelcomeSession {
   readonly keepaliveSeconds: number;
   /** a subscription of it reached this process's index */
   used = false;
+  /** keepalives stopped by the admin API (to test a client's timeout) */
+  silenced = false;
+  /** `session_reconnect` was sent: the row is `reconnecting` until claimed or the grace ends */
+  reconnecting = false;
+  /** claimed by another connection: its close is not the session's end */
+  handedOver = false;
   readonly #socket: WebSocket;
   readonly #hooks: SessionHooks;
   #closing: CloseReason | undefined;
@@ -111,7 +123,18 @@ export class Session implements WelcomeSession {
   send(text: string): void {
     if (!this.open) return;
     this.#socket.send(text);
+    this.#armKeepalive();
+  }
+
+  /** Stops or restarts the keepalives (the admin API). */
+  silence(silenced: boolean): void {
+    this.silenced = silenced;
+    this.#armKeepalive();
+  }
+
+  #armKeepalive(): void {
     clearTimeout(this.#keepalive);
+    if (this.silenced || !this.open) return;
     this.#keepalive = setTimeout(() => this.send(keepaliveMessage()), (this.keepaliveSeconds - 1) * 1000);
   }
 

@@ -41,7 +41,7 @@ export async function sweepProcesses(
   const gone = await db.deleteFrom('eventsub_processes').where('seen_at', '<', seenBefore).executeTakeFirst();
   const orphans = await db
     .selectFrom('eventsub_sessions')
-    .select('id')
+    .select(['id', 'owner'])
     .where(({ not, exists, selectFrom }) =>
       not(
         exists(
@@ -60,7 +60,9 @@ export async function sweepProcesses(
       ]),
     )
     .execute();
-  for (const s of orphans) await endSession(db, s.id, 'websocket_disconnected', disabledAt);
+  // Only while the lost process still owns it: a session claimed meanwhile by a reconnect lives on.
+  for (const s of orphans)
+    await endSession(db, s.id, 'websocket_disconnected', disabledAt, { owner: s.owner });
   return { processes: Number(gone.numDeletedRows), sessions: orphans.length };
 }
 

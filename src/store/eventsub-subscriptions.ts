@@ -3,8 +3,8 @@
 // rows) an authorization rests on, and the revocations the write path and the token service make.
 // Which subscription is allowed, and why, is decided in src/eventsub/subscriptions.ts.
 import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
-import type { Dialect } from './db.ts';
-import { type NewEvent, recordEvents } from './events.ts';
+import type { Dialect, Store } from './db.ts';
+import { eventsCommitted, type NewEvent, recordEvents } from './events.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, EventsubSessionsTable, EventsubSubscriptionsTable } from './schema.ts';
 import { queueMessage } from './webhook-deliveries.ts';
@@ -255,7 +255,9 @@ export type RevokeWhere =
   /** a client's that rest on the user's authorization (the user's last token of the client revoked) */
   | { clientId: string; authUserId: number }
   /** the channel.follow ones of the channel authorized through the moderator (a moderator removed) */
-  | { followsOf: number; moderator: number };
+  | { followsOf: number; moderator: number }
+  /** one subscription (the admin API's revocation) */
+  | { id: string };
 
 /** The control row that tells the session's process of a change of a WebSocket subscription. */
 export const subscriptionControl = (
@@ -290,6 +292,7 @@ export async function revokeSubscriptions(
     q = q.where((eb) =>
       eb.or([eb('condition', 'like', namesUser(where.namesUser)), eb('auth_user_id', '=', where.namesUser)]),
     );
+  else if ('id' in where) q = q.where('id', '=', where.id);
   else if ('clientId' in where)
     q = q.where('client_id', '=', where.clientId).where('auth_user_id', '=', where.authUserId);
   else
@@ -327,4 +330,30 @@ export async function subscriptionCounts(
     .groupBy(['method', 'status'])
     .execute();
   return rows.map((r) => ({ method: r.method, status: r.status, n: Number(r.n) }));
+}
+
+/**
+ * Revokes one subscription with `status` (the admin API): 'revoked', or why not: no such
+ * subscription, or one already disabled.
+ */
+export async function revokeSubscription(
+  store: Store,
+  id: string,
+  status: string,
+  at: number = Date.now(),
+): Promise<'revoked' | 'not_found' | 'disabled'> {
+  const outcome = await store.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom('eventsub_subscriptions')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) return { result: 'not_found' as const, controls: 0 };
+    if (!(LIVE_STATUSES as readonly string[]).includes(row.status))
+      return { result: 'disabled' as const, controls: 0 };
+    const controls = await revokeSubscriptions(trx, store.dialect, { id }, status, at);
+    return { result: 'revoked' as const, controls };
+  });
+  if (outcome.controls > 0) eventsCommitted(store);
+  return outcome.result;
 }

@@ -2,7 +2,9 @@
 // it opens ws://127.0.0.1:<port>/ws, creates its subscriptions at /eventsub/subscriptions and
 // validates tokens at /auth/validate, all on that one port). Each event it receives was caused by
 // an admin write, and the read API shows that write: after channel.follow, GET /channels/followers
-// lists the follower; after stream.online, GET /streams lists that stream id.
+// lists the follower; after stream.online, GET /streams lists that stream id. Then the admin
+// controls: after a forced reconnect Twurple follows the session to its reconnect URL and keeps
+// receiving, nothing lost; an admin revocation reaches its onRevoke with the status.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
@@ -10,7 +12,7 @@ import { RefreshingAuthProvider } from '@twurple/auth';
 import { EventSubWsListener } from '@twurple/eventsub-ws';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { authorizeUser, pointTwurpleAt, twurpleToken } from './twurple.ts';
+import { authorizeUser, freePort, pointTwurpleAt, twurpleToken } from './twurple.ts';
 
 // Twurple remembers each message id it received for 10 minutes (its duplicate check), with a timer
 // that keeps the process alive: timers of a minute or more are unref'd here, so that the test file
@@ -24,6 +26,7 @@ globalThis.setTimeout = ((fn: () => void, ms?: number, ...args: unknown[]) => {
 
 const BROADCASTER = '998100';
 const FAN = '998101';
+const FANS_LATER = ['998102', '998103'];
 
 /** Values pushed by handlers, awaited in order by the test. */
 class Inbox<T> {
@@ -88,12 +91,17 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
     });
 
   before(async () => {
-    t = await startTestApp(kind, { users: 20, config: { adminToken: ADMIN_TOKEN } });
+    const port = await freePort();
+    t = await startTestApp(kind, {
+      users: 20,
+      config: { adminToken: ADMIN_TOKEN, publicUrl: `http://localhost:${port}` },
+    });
     appToken = await t.appToken();
     await user(BROADCASTER, 'caster');
     await user(FAN, 'fan');
+    for (const [i, id] of FANS_LATER.entries()) await user(id, `later_fan_${i}`);
     await adminWrite('POST', '/admin/games', { id: '998001', name: 'Listener Game' });
-    const pointed = await pointTwurpleAt(t);
+    const pointed = await pointTwurpleAt(t, port);
     restore = pointed.restore;
     const reply = await authorizeUser(
       pointed.base,
@@ -222,5 +230,75 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
     assert.equal(await offline.next('stream.offline'), BROADCASTER);
     const res = await t.get(`/helix/streams?user_id=${BROADCASTER}`, bearer(appToken));
     assert.deepEqual(res.json().data, []);
+  });
+
+  it('keeps receiving after a forced reconnect: the session moves, no event is lost', async () => {
+    const sessions = await t.inject({ method: 'GET', url: '/admin/eventsub/sessions', headers: admin });
+    const mine = sessions.json().data.filter((s: { user_id: string }) => s.user_id === BROADCASTER);
+    assert.equal(mine.length, 1, sessions.body);
+    const id = mine[0].id as string;
+    const res = await t.inject({
+      method: 'POST',
+      url: `/admin/eventsub/sessions/${id}/reconnect`,
+      headers: admin,
+    });
+    assert.equal(res.statusCode, 202, res.body);
+    // Written while the session is handed over.
+    await adminWrite('POST', '/admin/follows', {
+      broadcaster_id: BROADCASTER,
+      user_id: FANS_LATER[0],
+      followed_at: '2026-06-15T12:00:00Z',
+    });
+    // Claimed: connected again, with the cursor its reconnect wrote.
+    const row = () =>
+      t.store.db.selectFrom('eventsub_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    for (let r = await row(); !(r?.status === 'connected' && Number(r.cursor) > 0); r = await row())
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await adminWrite('POST', '/admin/follows', {
+      broadcaster_id: BROADCASTER,
+      user_id: FANS_LATER[1],
+      followed_at: '2026-06-15T12:01:00Z',
+    });
+    await adminWrite('POST', '/admin/streams', {
+      id: '98000002',
+      user_id: BROADCASTER,
+      game_id: '998001',
+      title: 'After the reconnect',
+      tags: [],
+      viewer_count: 1,
+      started_at: '2026-06-15T12:02:00Z',
+      language: 'en',
+      is_mature: false,
+    });
+    assert.equal((await follows.next('the follow during the hand-over')).userId, FANS_LATER[0]);
+    assert.equal((await follows.next('the follow after the hand-over')).userId, FANS_LATER[1]);
+    assert.equal((await online.next('stream.online after the hand-over')).id, '98000002');
+    // The same session id: the subscriptions stayed enabled, none was created again.
+    const after = await t.inject({ method: 'GET', url: '/admin/eventsub/sessions', headers: admin });
+    assert.deepEqual(
+      after
+        .json()
+        .data.filter((s: { user_id: string }) => s.user_id === BROADCASTER)
+        .map((s: { id: string }) => s.id),
+      [id],
+    );
+    assert.equal(created.size, 0);
+  });
+
+  it('an admin revocation reaches onRevoke with its status', async () => {
+    const sub = await t.store.db
+      .selectFrom('eventsub_subscriptions')
+      .select('id')
+      .where('type', '=', 'stream.offline')
+      .where('status', '=', 'enabled')
+      .executeTakeFirstOrThrow();
+    const res = await t.inject({
+      method: 'POST',
+      url: `/admin/eventsub/subscriptions/${sub.id}/revoke`,
+      headers: admin,
+      payload: JSON.stringify({ status: 'version_removed' }),
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(await revoked.next('the revocation'), /^stream\.offline.* version_removed$/);
   });
 });

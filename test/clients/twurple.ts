@@ -1,5 +1,6 @@
 // Twurple 8's mock mode pointed at a test app: with TWURPLE_MOCK_API_PORT set, Twurple sends API
 // calls to http://localhost:<port>/mock/* and token calls to /auth/*.
+import { createServer } from 'node:net';
 import type { TestApp } from '../support/apps.ts';
 
 export interface DemoClient {
@@ -9,14 +10,17 @@ export interface DemoClient {
 
 /**
  * Listens on every address localhost names (Twurple calls http://localhost:<port>) and points
- * Twurple's mock mode there; `client` is the demo client, from /units/clients. `restore` puts back
+ * Twurple's mock mode there (on `listenPort` when given: a reconnect URL names `--public-url`'s
+ * port); `client` is the demo client, from /units/clients. `restore` puts back
  * the setting found (call it before `t.close()`).
  */
 export async function pointTwurpleAt(
   t: TestApp,
+  /** the port to listen on (one the app's `publicUrl` names); any free one when left out */
+  listenPort = 0,
 ): Promise<{ base: string; client: DemoClient; restore: () => void }> {
   const previous = process.env.TWURPLE_MOCK_API_PORT;
-  await t.app.listen({ port: 0, host: 'localhost' });
+  await t.app.listen({ port: listenPort, host: 'localhost' });
   const addr = t.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   process.env.TWURPLE_MOCK_API_PORT = String(port);
@@ -65,3 +69,15 @@ export const twurpleToken = (reply: TokenReply) => ({
   obtainmentTimestamp: Date.now(),
   scope: reply.scope,
 });
+
+/** A port free now (for an app whose `publicUrl` must name the port it will listen on). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}

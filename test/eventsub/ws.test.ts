@@ -3,13 +3,12 @@
 // write reaches a subscriber as the platform's notification while the read API shows the change;
 // a revocation reaches it and the socket stays open.
 import assert from 'node:assert/strict';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import WebSocket from 'ws';
 import { buildApp } from '../../src/app.ts';
-import { eventType, matchKey } from '../../src/eventsub/types.ts';
+import { eventType } from '../../src/eventsub/types.ts';
 import { openStore } from '../../src/store/db.ts';
-import { eventsCommitted, recordEvents } from '../../src/store/events.ts';
 import { bearer, forEachStore, portOf, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -78,11 +77,7 @@ function refused(t: TestApp, query: string): Promise<{ status: number; body: str
   });
 }
 
-/**
- * A WebSocket subscription made the way the subscriptions API makes one, in one transaction: the
- * `subscription.enabled` control row, the session bound to the client and user, then the row with
- * `from_event` the control row's id. // until the subscriptions API lands: then a POST does it
- */
+/** A WebSocket subscription made through the subscriptions API with a user token of `userId`. */
 async function subscribe(
   t: TestApp,
   sessionId: string,
@@ -92,97 +87,45 @@ async function subscribe(
 ): Promise<string> {
   const et = eventType(type);
   assert.ok(et && t.seed);
-  const id = randomUUID();
-  const clientId = t.seed.demoClientId;
-  await t.store.db.transaction().execute(async (trx) => {
-    const [controlId] = await recordEvents(
-      trx,
-      t.store.dialect,
-      [
-        {
-          kind: 'control',
-          type: 'subscription.enabled',
-          match_key: `session:${sessionId}`,
-          payload: JSON.stringify({ subscription_id: id }),
-        },
-      ],
-      t.clock.now(),
-    );
-    await trx
-      .updateTable('eventsub_sessions')
-      .set({ client_id: clientId, user_id: userId })
-      .where('id', '=', sessionId)
-      .execute();
-    await trx
-      .insertInto('eventsub_subscriptions')
-      .values({
-        id,
-        client_id: clientId,
-        type,
-        version: et.version,
-        condition: JSON.stringify(Object.fromEntries(et.condition.map((f) => [f, condition[f]]))),
-        match_key: matchKey(type, condition[et.keyField] as string),
-        auth_user_id: userId,
-        status: 'enabled',
-        method: 'websocket',
-        callback: null,
-        secret: null,
-        session_id: sessionId,
-        cost: 0,
-        from_event: controlId as number,
-        created_at: t.clock.now(),
-        disabled_at: null,
-      })
-      .execute();
+  const scopes = type === 'channel.follow' ? ['moderator:read:followers'] : [];
+  const res = await t.inject({
+    method: 'POST',
+    url: '/helix/eventsub/subscriptions',
+    headers: {
+      ...bearer(await t.userToken(scopes, userId)),
+      'client-id': t.seed.demoClientId,
+      'content-type': 'application/json',
+    },
+    payload: JSON.stringify({
+      type,
+      version: et.version,
+      condition,
+      transport: { method: 'websocket', session_id: sessionId },
+    }),
   });
-  eventsCommitted(t.store);
-  return id;
+  assert.equal(res.statusCode, 202, res.body);
+  return res.json().data[0].id as string;
 }
 
-/** A subscription revoked the way the store's revocations will: its status, and the control row. */
+/** A subscription revoked through the admin API, with `status`. */
 async function revoke(t: TestApp, id: string, status: string): Promise<void> {
-  await t.store.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('eventsub_subscriptions')
-      .set({ status, disabled_at: t.clock.now() })
-      .where('id', '=', id)
-      .execute();
-    await recordEvents(
-      trx,
-      t.store.dialect,
-      [
-        {
-          kind: 'control',
-          type: 'subscription.revoked',
-          match_key: `subscription:${id}`,
-          payload: JSON.stringify({ subscription_id: id, status }),
-        },
-      ],
-      t.clock.now(),
-    );
+  const res = await t.inject({
+    method: 'POST',
+    url: `/admin/eventsub/subscriptions/${id}/revoke`,
+    headers: admin,
+    payload: JSON.stringify({ status }),
   });
-  eventsCommitted(t.store);
+  assert.equal(res.statusCode, 200, res.body);
 }
 
-/** A subscription deleted the way the subscriptions API's DELETE will: the row, and the control row. */
-async function unsubscribe(t: TestApp, id: string): Promise<void> {
-  await t.store.db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('eventsub_subscriptions').where('id', '=', id).execute();
-    await recordEvents(
-      trx,
-      t.store.dialect,
-      [
-        {
-          kind: 'control',
-          type: 'subscription.deleted',
-          match_key: `subscription:${id}`,
-          payload: JSON.stringify({ subscription_id: id }),
-        },
-      ],
-      t.clock.now(),
-    );
+/** A subscription deleted through the subscriptions API, with a user token of `userId`. */
+async function unsubscribe(t: TestApp, id: string, userId: number): Promise<void> {
+  const res = await t.inject({
+    method: 'DELETE',
+    url: `/helix/eventsub/subscriptions?id=${id}`,
+    headers: { ...bearer(await t.userToken([], userId)), 'client-id': t.seed?.demoClientId as string },
   });
-  eventsCommitted(t.store);
+  assert.equal(res.statusCode, 204, res.body);
 }
 
 const sessionRow = (t: TestApp, id: string) =>
@@ -544,7 +487,7 @@ forEachStore('EventSub WebSocket /ws', (kind: StoreKind) => {
         session,
         'stream.online',
         { broadcaster_user_id: broadcaster },
-        996001,
+        Number(broadcaster),
       );
       const followed = (user: string) =>
         other.inject({
@@ -583,7 +526,7 @@ forEachStore('EventSub WebSocket /ws', (kind: StoreKind) => {
         [[users[1], '2026-06-15T11:50:00Z']],
       );
       // Deleted: the next follow goes to no one; the stream after it arrives.
-      await unsubscribe(t, follow);
+      await unsubscribe(t, follow, Number(broadcaster));
       assert.equal((await followed(users[2] as string)).statusCode, 201);
       const live = await other.inject({
         method: 'POST',

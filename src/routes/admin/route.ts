@@ -54,7 +54,7 @@ export interface AdminRouteDef {
   /** the body, for the description: the write path checks it (src/records/write.ts) */
   body?: TSchema;
   /** the success status and its schema (none: no body) */
-  status: 200 | 201 | 204;
+  status: 200 | 201 | 202 | 204;
   response?: TSchema;
   handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
@@ -109,7 +109,7 @@ export function registerAdmin(app: FastifyInstance, ctx: AppContext, def: AdminR
   adminBodies(app);
   const response: Record<number, object> = {
     [def.status]: def.response
-      ? { ...def.response, description: 'OK' }
+      ? { ...def.response, description: def.status === 202 ? 'Accepted' : 'OK' }
       : { description: 'No content', type: 'null' },
   };
   for (const [status, when] of Object.entries(ADMIN_ERRORS))

@@ -32,6 +32,17 @@ export function keepaliveSeconds(query: unknown): number {
  * refused before it is buffered), a closing handshake cut after 2 s, the sessions closed with their
  * code when the app closes, and a socket's errors left to the session (they are a client's).
  */
+/**
+ * The `reconnect` parameter: the token of a `session_reconnect`'s URL (src/eventsub/service.ts
+ * checks it on the open socket, as the platform answers 4007 there); given twice, a 400.
+ */
+export function reconnectToken(query: unknown): string | undefined {
+  const value = (query as Record<string, unknown> | undefined)?.reconnect;
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw badRequest('The parameter "reconnect" may be given only once');
+  return value;
+}
+
 export function websocketOptions(eventsub: EventSubService): WebsocketPluginOptions {
   return {
     // closeTimeout is an option of ws 8.18's server its types do not list yet.
@@ -51,6 +62,7 @@ export function wsRoutes(app: FastifyInstance, eventsub: EventSubService): void 
     schema: { hide: true },
     preValidation: async (req: FastifyRequest) => {
       keepaliveSeconds(req.query);
+      reconnectToken(req.query);
     },
     // A plain GET: the path only speaks WebSocket.
     handler: async () => {
@@ -58,6 +70,7 @@ export function wsRoutes(app: FastifyInstance, eventsub: EventSubService): void 
         headers: { upgrade: 'websocket' },
       });
     },
-    wsHandler: (socket, req) => eventsub.accept(socket, keepaliveSeconds(req.query)),
+    wsHandler: (socket, req) =>
+      eventsub.accept(socket, keepaliveSeconds(req.query), reconnectToken(req.query)),
   });
 }

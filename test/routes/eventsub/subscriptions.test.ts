@@ -8,9 +8,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
+import WebSocket from 'ws';
 import { mintToken } from '../../../src/auth/tokens.ts';
 import { EVENT_TYPES } from '../../../src/eventsub/types.ts';
-import { forEachStore, postForm, startTestApp, type TestApp } from '../../support/apps.ts';
+import { forEachStore, portOf, postForm, startTestApp, type TestApp } from '../../support/apps.ts';
 import type { StoreKind } from '../../support/stores.ts';
 
 const ADMIN_TOKEN = 'eventsub-admin-token-0123456789-0123456789';
@@ -89,26 +90,17 @@ function describeApi(kind: StoreKind) {
     assert.equal(res.statusCode, 202, res.body);
     return (res.json() as Listing).data[0] as Sub;
   };
-  /** A connected session row: until /ws lands, a fixture written straight into the store. */
-  const session = async () => {
-    const id = randomUUID();
-    // until /ws lands
-    await t.store.db
-      .insertInto('eventsub_sessions')
-      .values({
-        id,
-        owner: 'test',
-        status: 'connected',
-        client_id: null,
-        user_id: null,
-        keepalive_seconds: 10,
-        connected_at: Date.now(),
-        cursor: 0,
-        reconnect_hash: null,
-        reconnect_until: null,
-      })
-      .execute();
-    return id;
+  /** the sockets the tests opened, closed at the end */
+  const sockets: WebSocket[] = [];
+  /** A connected session: a real socket at /ws; its id, from the welcome. */
+  const session = async (): Promise<string> => {
+    const ws = new WebSocket(`ws://127.0.0.1:${portOf(t.app)}/ws`);
+    sockets.push(ws);
+    const welcome = await new Promise<string>((resolve, reject) => {
+      ws.once('message', (d) => resolve(String(d)));
+      ws.once('error', reject);
+    });
+    return JSON.parse(welcome).payload.session.id as string;
   };
   const admin = (method: 'POST' | 'DELETE', url: string, payload?: unknown) =>
     t.inject({
@@ -120,13 +112,17 @@ function describeApi(kind: StoreKind) {
 
   before(async () => {
     t = await startTestApp(kind, { users: 60, config: { adminToken: ADMIN_TOKEN } });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
     client = t.seed?.demoClientId as string;
     app = await t.appToken();
     const users = await t.store.db.selectFrom('users').select('id').orderBy('id').execute();
     const demo = t.seed?.demoUserId;
     fresh = users.map((u) => Number(u.id)).filter((id) => id !== demo);
   });
-  after(() => t.close());
+  after(async () => {
+    for (const ws of sockets) ws.close();
+    await t.close();
+  });
 
   describe('POST: a webhook subscription with an app token', () => {
     it('answers 202 with the subscription pending verification, its cost and the totals', async () => {
