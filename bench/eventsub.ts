@@ -385,8 +385,10 @@ async function main(): Promise<void> {
             written?: { data: { broadcaster_id: string; user_id: string } }[];
           };
           const d = body.written?.[0]?.data;
-          if (res.status !== 201 || !d) refused++;
-          else writes.set(`${d.broadcaster_id}/${d.user_id}`, { sent, answered });
+          if (res.status !== 201 || !d) {
+            refused++;
+            if (refused === 1) say(`  the first refused write: ${res.status} ${JSON.stringify(body)}`);
+          } else writes.set(`${d.broadcaster_id}/${d.user_id}`, { sent, answered });
         }),
       );
     }
@@ -420,6 +422,24 @@ async function main(): Promise<void> {
       );
     line('receipt - write sent     (an upper bound of commit to receipt)', fromSent);
     line('receipt - answer arrived (a lower bound of commit to receipt) ', fromAnswer);
+    // A lag that grows from the first writes to the last is a delivery slower than the writes.
+    const bySent = [...writes.entries()].sort((a, b) => a[1].sent - b[1].sent);
+    const tenth = Math.max(1, Math.floor(bySent.length / 10));
+    const lagOf = (part: typeof bySent) => {
+      const keys = new Set(part.map(([k]) => k));
+      const xs = received
+        .filter((r) => keys.has(r.key))
+        .map((r) => r.at - (writes.get(r.key) as Write).answered);
+      return pct(
+        xs.sort((a, b) => a - b),
+        50,
+      );
+    };
+    const firstLag = lagOf(bySent.slice(0, tenth));
+    const lastLag = lagOf(bySent.slice(-tenth));
+    say(
+      `  receipt - answer arrived, p50 of the first tenth of the writes ${fmt(firstLag, 2)} ms, of the last tenth ${fmt(lastLag, 2)} ms`,
+    );
     const answers = [...writes.values()].map((w) => w.answered - w.sent).sort((a, b) => a - b);
     line('the write itself (sent to answered)                           ', answers);
     report.latency = {
@@ -434,6 +454,8 @@ async function main(): Promise<void> {
       fromSent: { p50: pct(fromSent, 50), p99: pct(fromSent, 99) },
       fromAnswer: { p50: pct(fromAnswer, 50), p99: pct(fromAnswer, 99) },
       write: { p50: pct(answers, 50), p99: pct(answers, 99) },
+      lagFirstTenth: firstLag,
+      lagLastTenth: lastLag,
     };
     if (missing > 0 || refused > 0) process.exitCode = 1;
   } finally {
