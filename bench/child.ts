@@ -115,10 +115,14 @@ export async function runTimed(
   return { seconds: (performance.now() - started) / 1000, cpuSeconds: cpu, peakRss: peak, output };
 }
 
-/** `helixd serve --workers n` on `db`, ready once the primary says every worker serves. */
+/**
+ * `helixd serve --workers n` on `db`, ready once the primary says every worker serves; `extra`: more
+ * flags of `serve` (such as `--admin-token`).
+ */
 export async function startHelixd(
   db: string,
   workers: number,
+  extra: string[] = [],
 ): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
@@ -132,6 +136,7 @@ export async function startHelixd(
       '--skip-seed',
       '--drain',
       '0',
+      ...extra,
     ]),
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
