@@ -3,9 +3,9 @@ import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TProperties, TSchema } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { decodeUtf8, type InvalidUtf8 } from '../wire/text.ts';
 import { type AccessRule, authorize, type Principal } from './access.ts';
-import { badRequest, HelixError, helixErrorBody } from './errors.ts';
+import { HelixError, helixErrorBody } from './errors.ts';
+import { strictJsonBodies } from './json-body.ts';
 import { type OperationPaging, operationPaging, type QueryOf, querySchema } from './params.ts';
 import { compileValidator } from './query-validator.ts';
 
@@ -122,19 +122,8 @@ export function decorateOperations(app: FastifyInstance): void {
  * any other type is a 415. Another method's body is never looked at: only POST reads one.
  */
 function operationBodies(scope: FastifyInstance): void {
-  const parseJson = scope.getDefaultJsonParser('error', 'error');
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
-    const bytes = body as Buffer;
-    if (bytes.length === 0 || req.method !== 'POST') return done(null, undefined);
-    let text: string;
-    try {
-      text = decodeUtf8(bytes);
-    } catch (err) {
-      return done(badRequest(`body: is ${(err as InvalidUtf8).message}`), undefined);
-    }
-    parseJson(req, text, done);
-  });
+  strictJsonBodies(scope, (req, bytes) => bytes.length === 0 || req.method !== 'POST');
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
     if ((body as Buffer).length === 0 || req.method !== 'POST') return done(null, undefined);
     done(new HelixError(415, 'Unsupported Media Type'), undefined);

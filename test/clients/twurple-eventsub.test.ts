@@ -12,17 +12,10 @@ import { RefreshingAuthProvider } from '@twurple/auth';
 import { EventSubWsListener } from '@twurple/eventsub-ws';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { authorizeUser, freePort, pointTwurpleAt, twurpleToken } from './twurple.ts';
+import { authorizeUser, freePort, pointTwurpleAt, twurpleToken, unrefLongTimers } from './twurple.ts';
 
-// Twurple remembers each message id it received for 10 minutes (its duplicate check), with a timer
-// that keeps the process alive: timers of a minute or more are unref'd here, so that the test file
-// ends when its tests do.
-const setTimer = globalThis.setTimeout;
-globalThis.setTimeout = ((fn: () => void, ms?: number, ...args: unknown[]) => {
-  const timer = setTimer(fn, ms, ...args) as unknown as NodeJS.Timeout;
-  if ((ms ?? 0) >= 60_000) timer.unref();
-  return timer;
-}) as typeof setTimeout;
+// Twurple keeps a 10-minute timer per message id it received: unref'd, so the file ends with its tests.
+unrefLongTimers();
 
 const BROADCASTER = '998100';
 const FAN = '998101';

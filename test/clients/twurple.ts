@@ -81,3 +81,17 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Twurple's EventSub listeners remember each message id they received for 10 minutes (their
+ * duplicate check), with a timer that keeps the process alive: from now on in this process, timers
+ * of a minute or more are unref'd, so that a test file ends when its tests do.
+ */
+export function unrefLongTimers(): void {
+  const setTimer = globalThis.setTimeout;
+  globalThis.setTimeout = ((fn: () => void, ms?: number, ...args: unknown[]) => {
+    const timer = setTimer(fn, ms, ...args) as unknown as NodeJS.Timeout;
+    if ((ms ?? 0) >= 60_000) timer.unref();
+    return timer;
+  }) as typeof setTimeout;
+}

@@ -5,9 +5,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { TSchema } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { bearerToken, isSecretToken } from '../../http/access.ts';
-import { badRequest, forbidden, HelixError, helixErrorBody } from '../../http/errors.ts';
+import { forbidden, HelixError, helixErrorBody } from '../../http/errors.ts';
+import { strictJsonBodies } from '../../http/json-body.ts';
 import { compileValidator } from '../../http/query-validator.ts';
-import { decodeUtf8, INPUT_LIMIT, type InvalidUtf8 } from '../../wire/text.ts';
+import { INPUT_LIMIT } from '../../wire/text.ts';
 
 /** Every admin path starts here. */
 export const ADMIN_PREFIX = '/admin';
@@ -79,20 +80,8 @@ const withAdminBodies = new WeakSet<FastifyInstance>();
 function adminBodies(app: FastifyInstance): void {
   if (withAdminBodies.has(app)) return;
   withAdminBodies.add(app);
-  // Fastify's own JSON reading (its refusal of __proto__ and constructor keys), on decoded text.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
-    const bytes = body as Buffer;
-    if (bytes.length === 0 || req.is404) return done(null, undefined);
-    let text: string;
-    try {
-      text = decodeUtf8(bytes);
-    } catch (err) {
-      return done(badRequest(`body: is ${(err as InvalidUtf8).message}`), undefined);
-    }
-    parseJson(req, text, done);
-  });
+  strictJsonBodies(app, (req, bytes) => bytes.length === 0 || req.is404);
   // Never read: an empty body is told by its headers (a length of 0, or neither a length nor
   // chunks), and any other is refused as it is.
   app.addContentTypeParser('*', (req, _payload, done) => {
