@@ -7,7 +7,7 @@ import { after, before, it } from 'node:test';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import { helixd } from '../support/cli.ts';
 import { cliDb, type StoreKind } from '../support/stores.ts';
-import { receiver, SECRET, verifyingThen } from '../support/webhooks.ts';
+import { postWebhookSubscription, receiver, subscriptionStatus, verifyingThen } from '../support/webhooks.ts';
 
 const CASTER = '996200';
 const GIFTER = '996201';
@@ -38,26 +38,11 @@ forEachStore('EventSub triggers', (kind: StoreKind) => {
     }));
   };
   const subscribe = async (type: string, condition: Record<string, string>, path: string) => {
-    const res = await t.inject({
-      method: 'POST',
-      url: '/helix/eventsub/subscriptions',
-      headers: {
-        ...bearer(appToken),
-        'client-id': t.seed?.demoClientId ?? '',
-        'content-type': 'application/json',
-      },
-      payload: JSON.stringify({
-        type,
-        version: type === 'channel.follow' ? '2' : '1',
-        condition,
-        transport: { method: 'webhook', callback: hooks.url(path), secret: SECRET },
-      }),
-    });
+    const res = await postWebhookSubscription(t, appToken, type, condition, hooks.url(path));
     assert.equal(res.statusCode, 202, res.body);
     const id = res.json().data[0].id;
     for (let i = 0; i < 200; i++) {
-      const r = await t.get(`/helix/eventsub/subscriptions?subscription_id=${id}`, bearer(appToken));
-      if (r.json().data[0]?.status === 'enabled') return;
+      if ((await subscriptionStatus(t, appToken, id)) === 'enabled') return;
       await new Promise((r) => setTimeout(r, 25));
     }
     assert.fail(`${type} was not verified`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { receiver, SECRET, verifyingThen } from '../support/webhooks.ts';
+import { postWebhookSubscription, receiver, subscriptionStatus, verifyingThen } from '../support/webhooks.ts';
 
 forEachStore('EventSub webhooks', (kind: StoreKind) => {
   let t: TestApp;
@@ -21,25 +21,8 @@ forEachStore('EventSub webhooks', (kind: StoreKind) => {
       ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
     });
   const subscribe = (type: string, condition: Record<string, string>, callback: string) =>
-    t.inject({
-      method: 'POST',
-      url: '/helix/eventsub/subscriptions',
-      headers: {
-        ...bearer(appToken),
-        'client-id': t.seed?.demoClientId ?? '',
-        'content-type': 'application/json',
-      },
-      payload: JSON.stringify({
-        type,
-        version: type === 'channel.follow' ? '2' : '1',
-        condition,
-        transport: { method: 'webhook', callback, secret: SECRET },
-      }),
-    });
-  const statusOf = async (id: string) => {
-    const res = await t.get(`/helix/eventsub/subscriptions?subscription_id=${id}`, bearer(appToken));
-    return res.json().data[0]?.status as string | undefined;
-  };
+    postWebhookSubscription(t, appToken, type, condition, callback);
+  const statusOf = (id: string) => subscriptionStatus(t, appToken, id);
   const until = async (what: () => Promise<boolean>, ms = 10_000) => {
     const deadline = Date.now() + ms;
     while (!(await what())) {

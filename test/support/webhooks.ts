@@ -73,3 +73,41 @@ export const verifyingThen =
   (status: number): Answer =>
   (m) =>
     m.json.challenge !== undefined ? { status: 200, body: m.json.challenge } : { status };
+
+/** The helpers below drive a test app (test/support/apps.ts). */
+type App = import('./apps.ts').TestApp;
+
+/**
+ * POST /helix/eventsub/subscriptions of a webhook subscription with the demo client's `appToken`
+ * (the version the catalogue serves: 2 for channel.follow, else 1).
+ */
+export const postWebhookSubscription = (
+  t: App,
+  appToken: string,
+  type: string,
+  condition: Record<string, string>,
+  callback: string,
+) =>
+  t.inject({
+    method: 'POST',
+    url: '/helix/eventsub/subscriptions',
+    headers: {
+      authorization: `Bearer ${appToken}`,
+      'client-id': t.seed?.demoClientId ?? '',
+      'content-type': 'application/json',
+    },
+    payload: JSON.stringify({
+      type,
+      version: type === 'channel.follow' ? '2' : '1',
+      condition,
+      transport: { method: 'webhook', callback, secret: SECRET },
+    }),
+  });
+
+/** The status of subscription `id`, as GET /helix/eventsub/subscriptions shows it to `appToken`. */
+export async function subscriptionStatus(t: App, appToken: string, id: string): Promise<string | undefined> {
+  const res = await t.get(`/helix/eventsub/subscriptions?subscription_id=${id}`, {
+    authorization: `Bearer ${appToken}`,
+  });
+  return res.json().data[0]?.status;
+}
