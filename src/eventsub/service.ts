@@ -52,9 +52,6 @@ export const CONTROL = {
   claimed: 'session.claimed',
 } as const;
 
-/** The match key of a session's commands. */
-export const sessionKey = (sessionId: string) => `session:${sessionId}`;
-
 /** How often a process's heartbeat row is written. */
 const HEARTBEAT_MS = 5000;
 /** How long a reconnect URL is valid; unclaimed by then, the session closes with 4004 (the platform's 30 s). */

@@ -226,19 +226,6 @@ export async function grantsScope(
   return (await liveGrants(db, clientId, userId, now)).some((scopes) => scopes.includes(scope));
 }
 
-/** Whether any user token row of (client, user) remains, dead or not. */
-export async function anyUserToken(db: Kysely<Database>, clientId: string, userId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('tokens')
-    .select('hash')
-    .where('client_id', '=', clientId)
-    .where('kind', '=', 'user')
-    .where('user_id', '=', userId)
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Which users exist among `ids`. */
 export async function existingUsers(db: Kysely<Database>, ids: readonly number[]): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
