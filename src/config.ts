@@ -86,6 +86,10 @@ export interface Config {
   readonly webhookRetries: number;
   /** the wait after a webhook's first failed attempt, milliseconds; each next wait doubles */
   readonly webhookBackoff: number;
+  /** an EventSub WebSocket ping this often, milliseconds; no pong by the next closes the session (4002) */
+  readonly wsPing: number;
+  /** how long a `session_reconnect`'s URL may be taken up, milliseconds; then the old socket closes 4004 */
+  readonly wsReconnectGrace: number;
 }
 
 /** What the profile decides: never an option of its own. */
@@ -487,6 +491,20 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     default: '1s',
     parse: (v, label) => parseDurationMs(String(v), label),
     help: "wait after a webhook's first failed attempt (100ms, 1s); each next wait doubles",
+  },
+  wsPing: {
+    flag: '--ws-ping <duration>',
+    env: 'HELIXD_WS_PING',
+    default: '30s',
+    parse: (v, label) => parseDurationMs(String(v), label),
+    help: 'an EventSub WebSocket ping this often (100ms, 30s); a session with no pong by the next one is closed (4002)',
+  },
+  wsReconnectGrace: {
+    flag: '--ws-reconnect-grace <duration>',
+    env: 'HELIXD_WS_RECONNECT_GRACE',
+    default: '30s',
+    parse: (v, label) => parseDurationMs(String(v), label),
+    help: "how long a session_reconnect's URL stays valid (the platform's 30s); untaken, the old socket closes (4004)",
   },
 };
 

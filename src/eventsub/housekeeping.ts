@@ -6,7 +6,12 @@
 // run in several processes at once; a step that fails is logged and tried again at the next round.
 import type { Store } from '../store/db.ts';
 import { pruneEvents } from '../store/events.ts';
-import { deleteDisabledSubscriptions, leastCursor, sweepProcesses } from '../store/eventsub-housekeeping.ts';
+import {
+  deleteDisabledSubscriptions,
+  lastEventBefore,
+  leastCursor,
+  sweepProcesses,
+} from '../store/eventsub-housekeeping.ts';
 
 /** How often a round runs. */
 const EVERY_MS = 10_000;
@@ -26,7 +31,9 @@ interface Log {
 /** One round at `now` (Unix ms, the wall clock: the rows' times are). */
 export async function housekeep(store: Store, now: number): Promise<void> {
   const { db } = store;
-  await sweepProcesses(db, now - PROCESS_LOST_MS, now);
+  // A process whose tail has not read the events the age rule below deletes would miss them: it is
+  // swept as lost, and closes its sessions (4000) when it next beats, rather than deliver with a gap.
+  await sweepProcesses(db, now - PROCESS_LOST_MS, now, await lastEventBefore(db, now - EVENT_MAX_AGE_MS));
   // No live tail and no hand-over: every event has been read that will be (a tail that starts
   // begins at the last id, and the grace below covers one starting now).
   const least = (await leastCursor(db, now - PROCESS_LOST_MS)) ?? Number.MAX_SAFE_INTEGER;

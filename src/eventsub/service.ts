@@ -24,6 +24,7 @@ import {
   enabledSubscriptionsOf,
   endSession,
   insertSession,
+  registerProcess,
   type SessionRow,
   sessionWasUsed,
   startReconnect,
@@ -54,8 +55,6 @@ export const CONTROL = {
 
 /** How often a process's heartbeat row is written. */
 const HEARTBEAT_MS = 5000;
-/** How long a reconnect URL is valid; unclaimed by then, the session closes with 4004 (the platform's 30 s). */
-export const RECONNECT_GRACE_MS = 30_000;
 /** The events one catch-up read takes (a claimed session resuming from its cursor). */
 const CATCH_UP_BATCH = 500;
 
@@ -146,6 +145,7 @@ export class EventSubService {
         wasUsed: () => sessionWasUsed(this.#d.store.db, id),
         closed: (status) => this.#ended(session, status, inserted),
       },
+      { pingMs: this.#d.config.wsPing },
     );
     this.#sessions.set(id, session);
     // A connection accepted while the sessions are being closed (the server stops) goes too.
@@ -180,7 +180,7 @@ export class EventSubService {
       const { store } = this.#d;
       const cursor = await lastEventId(store.db);
       this.#delivered = cursor;
-      await beatProcess(store.db, this.processId, Date.now(), cursor);
+      await registerProcess(store.db, this.processId, Date.now(), cursor);
       const tail = new Tail({
         store,
         url: this.#d.config.db,
@@ -189,9 +189,9 @@ export class EventSubService {
         log: this.#d.log,
       });
       this.#heartbeat = setInterval(() => {
-        beatProcess(store.db, this.processId, Date.now(), tail.cursor).catch((err) =>
-          this.#d.log.warn({ err }, 'eventsub: the heartbeat could not be written'),
-        );
+        beatProcess(store.db, this.processId, Date.now(), tail.cursor)
+          .then((alive) => (alive ? undefined : this.#swept(tail)))
+          .catch((err) => this.#d.log.warn({ err }, 'eventsub: the heartbeat could not be written'));
       }, HEARTBEAT_MS);
       return tail;
     })();
@@ -200,6 +200,26 @@ export class EventSubService {
       this.#started = undefined;
     });
     return this.#started;
+  }
+
+  /**
+   * This process's heartbeat row is gone: another process swept it as lost (not seen for 30 s: the
+   * process was paused, or the store unreachable; or its tail an hour behind), and ended its
+   * sessions and their subscriptions. Its sockets close with 4000, as the platform's do on an
+   * internal error, so that their clients connect again and subscribe anew; the tail skips to the
+   * last event (no session is left to read the ones between) and the process registers again.
+   */
+  async #swept(tail: Tail): Promise<void> {
+    if (this.#stopped) return;
+    this.#d.log.warn(
+      { process: this.processId, sessions: this.#sessions.size },
+      'eventsub: this process was swept as lost by the housekeeping; closing its sessions (4000)',
+    );
+    for (const s of this.#sessions.values()) s.close(CLOSE.internalError);
+    const last = await lastEventId(this.#d.store.db);
+    tail.skipTo(last);
+    this.#delivered = Math.max(this.#delivered, last);
+    await registerProcess(this.#d.store.db, this.processId, Date.now(), last);
   }
 
   /** A session's socket closed: it leaves the index, its row goes and its subscriptions end. */
@@ -380,7 +400,7 @@ export class EventSubService {
   async #reconnect(session: Session, cursor: number): Promise<void> {
     if (!session.open || session.reconnecting || this.#marking.has(session)) return;
     const token = randomBytes(32).toString('base64url');
-    const until = Date.now() + RECONNECT_GRACE_MS;
+    const until = Date.now() + this.#d.config.wsReconnectGrace;
     this.#marking.add(session);
     let marked = false;
     try {
@@ -402,7 +422,7 @@ export class EventSubService {
     session.reconnecting = true;
     const timer = setTimeout(() => {
       if (this.#handingOver.get(session.id)?.session === session) session.close(CLOSE.reconnectExpired);
-    }, RECONNECT_GRACE_MS);
+    }, this.#d.config.wsReconnectGrace);
     this.#handingOver.set(session.id, { session, timer });
     session.send(reconnectMessage(session, reconnectUrl(this.#d.config.publicUrl, token)));
   }
@@ -456,6 +476,7 @@ export class EventSubService {
         wasUsed: () => sessionWasUsed(store.db, claimed.id),
         closed: (status) => this.#ended(session, status, Promise.resolve()),
       },
+      { pingMs: this.#d.config.wsPing },
     );
     this.#sessions.set(claimed.id, session);
     try {

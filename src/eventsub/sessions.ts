@@ -1,7 +1,7 @@
 // One EventSub WebSocket session: its socket and its timers, in the process that accepted it
 // (docs/eventsub-design.md, section 4). It sends the welcome, a keepalive whenever nothing was sent
-// for the keepalive timeout less a second, and a WebSocket ping every 30 s; it closes with the
-// platform's codes. Nothing a client sends is read: any text or binary frame closes the session
+// for the keepalive timeout less a second, and a WebSocket ping every `--ws-ping` (30 s); it closes
+// with the platform's codes. Nothing a client sends is read: any text or binary frame closes the session
 // (4001), and the server's `maxPayload` (src/routes/eventsub/ws.ts) refuses a large one before it is
 // buffered, so no input can cost more than a few KiB or crash the process.
 import type { WebSocket } from 'ws';
@@ -25,7 +25,9 @@ export const CLOSE = {
   /** the server stops, and the session was not taken by another connection in the drain */
   goingAway: reason(1001, 'server shutting down', 'websocket_disconnected'),
   /** `session_reconnect` was sent, and no connection claimed the session within the grace */
-  reconnectExpired: reason(4004, 'reconnect grace time expired', 'websocket_disconnected'),
+  reconnectExpired: reason(4004, 'reconnect grace time expired', 'websocket_failed_to_reconnect'),
+  /** the client stopped reading: what waits to be sent stayed above SLOW_READER_BYTES for SLOW_READER_MS */
+  networkTimeout: reason(4005, 'network timeout', 'websocket_network_timeout'),
   /** a reconnect URL whose token is unknown, used or expired (no session: no status to give) */
   invalidReconnect: reason(4007, 'invalid reconnect', 'websocket_disconnected'),
   /** the session was claimed by a connection to its reconnect URL: this socket's part is over */
@@ -36,10 +38,23 @@ export const CLOSE = {
 const CLIENT_CLOSED = 'websocket_disconnected';
 const NETWORK_ERROR = 'websocket_network_error';
 
-/** A WebSocket ping this often; no pong by the next one closes the session (4002). */
-export const PING_INTERVAL_MS = 30_000;
 /** A session with no subscription this long after its welcome is closed (4003). */
 export const UNUSED_AFTER_MS = 10_000;
+/**
+ * A client that stops reading: the messages that wait for its socket (in the process, past what the
+ * kernel's buffers took) above this many bytes for SLOW_READER_MS close the session (4005). A reader
+ * that keeps up never comes near it: a notification is under 2 KiB; the bound keeps one stuck
+ * client from holding the process's memory.
+ */
+export const SLOW_READER_BYTES = 1 << 20;
+export const SLOW_READER_MS = 10_000;
+/** How long a closing handshake may take before the socket is cut (a client that no longer reads). */
+const CLOSE_WAIT_MS = 1000;
+
+/** A session's timings: `--ws-ping` (src/config.ts). */
+export interface SessionTimings {
+  pingMs: number;
+}
 
 export interface SessionHooks {
   /** whether a subscription was ever made for the session (asked once, when it may be unused) */
@@ -66,14 +81,18 @@ export class Session implements WelcomeSession {
   #keepalive: NodeJS.Timeout | undefined;
   #ping: NodeJS.Timeout | undefined;
   #unused: NodeJS.Timeout | undefined;
+  #slowReader: NodeJS.Timeout | undefined;
+  #cut: NodeJS.Timeout | undefined;
   #awaitingPong = false;
+  readonly #timings: SessionTimings;
 
-  constructor(socket: WebSocket, s: WelcomeSession, hooks: SessionHooks) {
+  constructor(socket: WebSocket, s: WelcomeSession, hooks: SessionHooks, timings: SessionTimings) {
     this.id = s.id;
     this.connectedAt = s.connectedAt;
     this.keepaliveSeconds = s.keepaliveSeconds;
     this.#socket = socket;
     this.#hooks = hooks;
+    this.#timings = timings;
     socket.on('message', () => this.close(CLOSE.inboundTraffic));
     socket.on('pong', () => {
       this.#awaitingPong = false;
@@ -87,6 +106,7 @@ export class Session implements WelcomeSession {
     });
     socket.once('close', () => {
       this.#clearTimers();
+      clearTimeout(this.#cut);
       hooks.closed(this.#closing?.status ?? CLIENT_CLOSED);
     });
   }
@@ -103,7 +123,7 @@ export class Session implements WelcomeSession {
       if (this.#awaitingPong) return this.close(CLOSE.pingPong);
       this.#awaitingPong = true;
       this.#socket.ping();
-    }, PING_INTERVAL_MS);
+    }, this.#timings.pingMs);
     this.#unused = setTimeout(() => void this.#closeIfUnused(), UNUSED_AFTER_MS);
   }
 
@@ -124,6 +144,11 @@ export class Session implements WelcomeSession {
     if (!this.open) return;
     this.#socket.send(text);
     this.#armKeepalive();
+    if (this.#slowReader === undefined && this.#socket.bufferedAmount > SLOW_READER_BYTES)
+      this.#slowReader = setTimeout(() => {
+        this.#slowReader = undefined;
+        if (this.#socket.bufferedAmount > SLOW_READER_BYTES) this.close(CLOSE.networkTimeout);
+      }, SLOW_READER_MS);
   }
 
   /** Stops or restarts the keepalives (the admin API). */
@@ -138,12 +163,17 @@ export class Session implements WelcomeSession {
     this.#keepalive = setTimeout(() => this.send(keepaliveMessage()), (this.keepaliveSeconds - 1) * 1000);
   }
 
-  /** Closes with `why` (the first reason given wins); `closed` is called once the socket is. */
+  /**
+   * Closes with `why` (the first reason given wins); `closed` is called once the socket is. A client
+   * that does not answer the closing handshake within a second (one that stopped reading, or
+   * answering pings) is cut, rather than held for the WebSocket layer's 30 s.
+   */
   close(why: CloseReason): void {
     if (this.#closing) return;
     this.#closing = why;
     this.#clearTimers();
     this.#socket.close(why.code, why.reason);
+    this.#cut = setTimeout(() => this.#socket.terminate(), CLOSE_WAIT_MS);
   }
 
   /** Cuts the connection without the closing handshake (a client that does not answer it). */
@@ -155,5 +185,6 @@ export class Session implements WelcomeSession {
     clearTimeout(this.#keepalive);
     clearInterval(this.#ping);
     clearTimeout(this.#unused);
+    clearTimeout(this.#slowReader);
   }
 }

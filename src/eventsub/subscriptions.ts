@@ -58,6 +58,7 @@ export const SUBSCRIPTION_STATUSES = [
   'websocket_internal_error',
   'websocket_network_timeout',
   'websocket_network_error',
+  'websocket_failed_to_reconnect',
 ] as const;
 
 const MISSING_AUTHORIZATION = 'subscription missing proper authorization';

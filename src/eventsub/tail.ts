@@ -31,6 +31,8 @@ export interface TailOptions {
 
 export class Tail {
   #cursor: number;
+  /** where the next read starts, if set: the events between are left unread */
+  #skipTo: number | undefined;
   #reading: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -67,6 +69,15 @@ export class Tail {
     return this.#cursor;
   }
 
+  /**
+   * Leaves the events through `id` unread (once the batch in delivery is done) and reads on from
+   * there: the process lost its sessions, and a new one's events come after `id`.
+   */
+  skipTo(id: number): void {
+    this.#skipTo = Math.max(this.#skipTo ?? 0, id);
+    this.wake();
+  }
+
   /** Reads the new events now (or once the read in progress is done). */
   wake(): void {
     if (this.#stopped) return;
@@ -87,6 +98,10 @@ export class Tail {
     try {
       for (;;) {
         if (this.#stopped) return;
+        if (this.#skipTo !== undefined) {
+          this.#cursor = Math.max(this.#cursor, this.#skipTo);
+          this.#skipTo = undefined;
+        }
         const events = await eventsAfter(this.#o.store.db, this.#cursor, BATCH);
         if (events.length === 0 || this.#stopped) return;
         await this.#o.deliver(events);

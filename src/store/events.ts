@@ -17,6 +17,9 @@ export type NewEvent = Pick<EventsTable, 'kind' | 'type' | 'match_key' | 'payloa
  */
 const EVENTS_LOCK = 0x6576656e7473;
 
+/** Events inserted by one statement: five values each. */
+const EVENTS_PER_STATEMENT = 1000;
+
 /** The channel PostgreSQL notifies at the commit of a transaction that recorded events. */
 export const EVENTS_CHANNEL = 'helixd_events';
 
@@ -38,13 +41,19 @@ export async function recordEvents(
 ): Promise<number[]> {
   if (events.length === 0) return [];
   await lockEvents(trx, dialect);
-  const rows = await trx
-    .insertInto('events')
-    .values(events.map((e) => ({ ...e, at })))
-    .returning('id')
-    .execute();
-  const ids = rows.map((r) => Number(r.id));
-  await queueNotifications(trx, ids, at);
+  const ids: number[] = [];
+  // A write of thousands of records (an admin array) makes thousands of events: one statement a
+  // chunk stays under both stores' limit of bound values (SQLite's 32,766; PostgreSQL's 65,535).
+  for (let i = 0; i < events.length; i += EVENTS_PER_STATEMENT) {
+    const rows = await trx
+      .insertInto('events')
+      .values(events.slice(i, i + EVENTS_PER_STATEMENT).map((e) => ({ ...e, at })))
+      .returning('id')
+      .execute();
+    const chunk = rows.map((r) => Number(r.id));
+    await queueNotifications(trx, chunk, at);
+    ids.push(...chunk);
+  }
   if (dialect === 'postgres') await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(trx);
   return ids;
 }

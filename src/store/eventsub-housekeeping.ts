@@ -26,19 +26,39 @@ export async function leastCursor(db: Kysely<Database>, seenSince: number): Prom
   return found.length ? Math.min(...found.map(Number)) : undefined;
 }
 
+/** The id of the last event recorded before `before` (Unix ms), if any is left. */
+export async function lastEventBefore(db: Kysely<Database>, before: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max('id').as('last'))
+    .where('at', '<', before)
+    .executeTakeFirst();
+  return row?.last === null || row?.last === undefined ? undefined : Number(row.last);
+}
+
 /**
- * Sweeps the processes not seen since `seenBefore`: their heartbeat rows go, and so do the
- * sessions no live process holds (owner gone or not seen since), each ended with
- * `websocket_disconnected` and `disabledAt` on its subscriptions. A session being handed over whose
- * reconnect window is still open is left for the instance the client reconnects to. Returns how
- * many processes and sessions went.
+ * Sweeps the processes not seen since `seenBefore`, and those whose tail has not read through
+ * `behindThrough` (an event about to be pruned by age: the process would miss it): their heartbeat
+ * rows go, and so do the sessions no live process holds (owner gone or not seen since), each ended
+ * with `websocket_disconnected` and `disabledAt` on its subscriptions. A swept process that is still
+ * alive finds its row gone at its next heartbeat and closes its sockets (src/eventsub/service.ts).
+ * A session being handed over whose reconnect window is still open is left for the instance the
+ * client reconnects to. Returns how many processes and sessions went.
  */
 export async function sweepProcesses(
   db: Kysely<Database>,
   seenBefore: number,
   disabledAt: number,
+  behindThrough?: number,
 ): Promise<{ processes: number; sessions: number }> {
-  const gone = await db.deleteFrom('eventsub_processes').where('seen_at', '<', seenBefore).executeTakeFirst();
+  const gone = await db
+    .deleteFrom('eventsub_processes')
+    .where((eb) =>
+      behindThrough === undefined
+        ? eb('seen_at', '<', seenBefore)
+        : eb.or([eb('seen_at', '<', seenBefore), eb('cursor', '<', behindThrough)]),
+    )
+    .executeTakeFirst();
   const orphans = await db
     .selectFrom('eventsub_sessions')
     .select(['id', 'owner'])

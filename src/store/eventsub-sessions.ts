@@ -84,8 +84,8 @@ export function subscriptionById(
   return db.selectFrom('eventsub_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Inserts or refreshes a serving process's heartbeat row: when it was seen, its tail's cursor. */
-export async function beatProcess(
+/** Inserts (or refreshes) a serving process's heartbeat row: when it was seen, its tail's cursor. */
+export async function registerProcess(
   db: Kysely<Database>,
   id: string,
   seenAt: number,
@@ -96,6 +96,24 @@ export async function beatProcess(
     .values({ id, seen_at: seenAt, cursor })
     .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: seenAt, cursor }))
     .execute();
+}
+
+/**
+ * Refreshes a process's heartbeat row. False when it is gone: the process was swept as lost (not
+ * seen for 30 s, or an hour behind, src/eventsub/housekeeping.ts), its sessions ended by the sweep.
+ */
+export async function beatProcess(
+  db: Kysely<Database>,
+  id: string,
+  seenAt: number,
+  cursor: number,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('eventsub_processes')
+    .set({ seen_at: seenAt, cursor })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 /** Deletes a process's heartbeat row (it stopped). */

@@ -4,7 +4,8 @@
 // an admin write, and the read API shows that write: after channel.follow, GET /channels/followers
 // lists the follower; after stream.online, GET /streams lists that stream id. Then the admin
 // controls: after a forced reconnect Twurple follows the session to its reconnect URL and keeps
-// receiving, nothing lost; an admin revocation reaches its onRevoke with the status.
+// receiving, nothing lost; with its keepalives silenced it gives the session up, connects again and
+// subscribes anew; an admin revocation reaches its onRevoke with the status.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
@@ -19,7 +20,7 @@ unrefLongTimers();
 
 const BROADCASTER = '998100';
 const FAN = '998101';
-const FANS_LATER = ['998102', '998103'];
+const FANS_LATER = ['998102', '998103', '998104'];
 
 /** Values pushed by handlers, awaited in order by the test. */
 class Inbox<T> {
@@ -276,6 +277,41 @@ forEachStore("Twurple's EventSubWsListener receives helixd's events", (kind: Sto
       [id],
     );
     assert.equal(created.size, 0);
+  });
+
+  it('gives up a session whose keepalives stop: connects again, subscribes anew, keeps receiving', async () => {
+    const sessionsOfBroadcaster = async () =>
+      (await t.inject({ method: 'GET', url: '/admin/eventsub/sessions', headers: admin }))
+        .json()
+        .data.filter((s: { user_id: string | null }) => s.user_id === BROADCASTER)
+        .map((s: { id: string }) => s.id) as string[];
+    const [old] = await sessionsOfBroadcaster();
+    assert.ok(old);
+    const res = await t.inject({
+      method: 'PUT',
+      url: `/admin/eventsub/sessions/${old}/keepalives`,
+      headers: admin,
+      payload: JSON.stringify({ silenced: true }),
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    // Twurple waits 1.2 times the keepalive timeout (10 s) after the last message, then connects
+    // again and creates its four subscriptions on the new session.
+    const again = [];
+    for (let i = 0; i < 4; i++) again.push(await created.next('a subscription created again', 25_000));
+    assert.deepEqual(
+      again.filter((s) => s.includes('failed')),
+      [],
+    );
+    // Twurple closed the old socket: one session is left, a new one.
+    const now = await sessionsOfBroadcaster();
+    assert.equal(now.length, 1, `sessions ${now.join(', ')}`);
+    assert.notEqual(now[0], old);
+    await adminWrite('POST', '/admin/follows', {
+      broadcaster_id: BROADCASTER,
+      user_id: FANS_LATER[2],
+      followed_at: '2026-06-15T12:03:00Z',
+    });
+    assert.equal((await follows.next('the follow on the new session')).userId, FANS_LATER[2]);
   });
 
   it('an admin revocation reaches onRevoke with its status', async () => {

@@ -4,7 +4,8 @@
 // writes made on the other, an instance stopped mid-stream loses none of the events committed
 // before its stop (the client starts a new session on the other and subscribes again), a webhook
 // message is sent by one instance only, and an instance killed outright is swept by the other: its
-// session's subscriptions show `websocket_disconnected`.
+// session's subscriptions show `websocket_disconnected`. One paused as long is swept too, and once
+// it runs again it closes its sockets with 4000 and serves new sessions.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -244,6 +245,8 @@ describe('EventSub across processes', { concurrency: true }, () => {
     let b: HelixdProcess;
     /** the port A listens on */
     let aPort: number;
+    /** the instance paused at the start (SIGSTOP), then woken */
+    let d: HelixdProcess | undefined;
     /** the instance killed outright at the start; resolves when the other shows its subscription disconnected */
     let swept: Promise<void> | undefined;
 
@@ -265,30 +268,66 @@ describe('EventSub across processes', { concurrency: true }, () => {
       ]);
     });
     after(async () => {
-      for (const p of [a, b]) if (p && p.child.exitCode === null) await p.stop('SIGKILL');
+      d?.child.kill('SIGCONT');
+      for (const p of [a, b, d]) if (p && p.child.exitCode === null) await p.stop('SIGKILL');
       await temp.drop();
     });
 
     it('an instance killed outright is swept by the other: its session ends, its subscription disconnected', async () => {
       const c = await serveOn(db);
+      // Paused rather than killed: swept the same way, it closes its sockets (4000) when it wakes.
+      const e = await serveOn(db, ['--ws-ping', '10m']);
+      d = e;
       const socket = await openSocket(c.port);
+      const paused = await openSocket(e.port);
       const who = await userToken(db, 998202);
       const id = await subscribeWs(c.port, who, socket.sessionId, 'stream.online', {
         broadcaster_user_id: '998202',
       });
+      const pausedId = await subscribeWs(e.port, who, paused.sessionId, 'stream.offline', {
+        broadcaster_user_id: '998202',
+      });
       await c.stop('SIGKILL');
-      // The sweep comes 30 to 40 s later: checked by the last test of this group, the others meanwhile.
-      swept = until(
-        async () => {
-          const res = await call(b.port, 'GET', `/helix/eventsub/subscriptions?subscription_id=${id}`, {
+      e.child.kill('SIGSTOP');
+      const status = async (subscriptionId: string) =>
+        (
+          await call(b.port, 'GET', `/helix/eventsub/subscriptions?subscription_id=${subscriptionId}`, {
             authorization: `Bearer ${who.token}`,
             'client-id': who.clientId,
-          });
-          return res.json().data[0]?.status === 'websocket_disconnected';
-        },
-        60_000,
-        () => 'the subscription of the killed instance is still enabled',
-      );
+          })
+        ).json().data[0]?.status;
+      // The sweep comes 30 to 40 s later: checked by the last test of this group, the others meanwhile.
+      swept = (async () => {
+        try {
+          await until(
+            async () => (await status(id)) === 'websocket_disconnected',
+            60_000,
+            () => 'the subscription of the killed instance is still enabled',
+          );
+          await until(
+            async () => (await status(pausedId)) === 'websocket_disconnected',
+            20_000,
+            () => 'the subscription of the paused instance is still enabled',
+          );
+        } finally {
+          e.child.kill('SIGCONT');
+        }
+        // Awake, the paused instance finds its heartbeat row gone at its next beat (within 5 s).
+        const code = await Promise.race([paused.closed, sleep(15_000).then(() => 'still open')]);
+        assert.equal(code, 4000, 'the paused instance closed its session with an internal error');
+        // And it serves on: a new session there receives the events of a write made on another.
+        const again = await openSocket(e.port);
+        await subscribeWs(e.port, who, again.sessionId, 'stream.offline', { broadcaster_user_id: '998202' });
+        await goLive(b.port, 98000202, 998202);
+        await adminWrite(b.port, '/admin/streams/98000202', undefined, 'DELETE');
+        await until(
+          () => again.notes.some((m) => m.payload.subscription.type === 'stream.offline'),
+          10_000,
+          () => "no stream.offline reached the paused instance's new session",
+        );
+        again.ws.close();
+        await e.stop('SIGTERM');
+      })();
       swept.catch(() => {});
     });
 

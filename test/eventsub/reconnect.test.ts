@@ -5,89 +5,15 @@
 // hand-over between two instances on one store: the command given to one reaches the holder, the
 // other claims the session, and the old holder closes its socket when it reads the claim.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, it } from 'node:test';
-import WebSocket from 'ws';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/db.ts';
+import { freePort } from '../clients/twurple.ts';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
+import { type Client, connect, until } from '../support/ws-client.ts';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
-
-// biome-ignore lint/suspicious/noExplicitAny: messages are checked field by field
-type Message = { metadata: Record<string, string>; payload: any };
-
-interface Client {
-  ws: WebSocket;
-  /** every message received so far */
-  all: Message[];
-  /** the next message of `type` (others before it are skipped) */
-  next(type: string, timeoutMs?: number): Promise<Message>;
-  closed: Promise<{ code: number; reason: string }>;
-}
-
-function connect(url: string): Promise<Client> {
-  const ws = new WebSocket(url);
-  const all: Message[] = [];
-  let read = 0;
-  const waiters = new Set<() => void>();
-  ws.on('message', (data) => {
-    all.push(JSON.parse(String(data)) as Message);
-    for (const w of waiters) w();
-  });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
-  );
-  const client: Client = {
-    ws,
-    all,
-    closed,
-    next(type, timeoutMs = 5000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          while (read < all.length) {
-            const m = all[read++] as Message;
-            if (m.metadata.message_type === type) {
-              waiters.delete(check);
-              clearTimeout(timer);
-              resolve(m);
-              return;
-            }
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`no ${type} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiters.add(check);
-        check();
-      });
-    },
-  };
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(client));
-    ws.once('error', reject);
-  });
-}
-
-/** A port free now: the app listens on it, so that `--public-url` (the reconnect URL's host) is right. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-const until = async (what: string, ok: () => boolean | Promise<boolean>, ms = 5000) => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
-    if (await ok()) return;
-  assert.fail(`${what} within ${ms} ms`);
-};
 
 forEachStore('EventSub reconnect and admin controls', (kind: StoreKind) => {
   let t: TestApp;
