@@ -114,7 +114,13 @@ forEachStore('EventSub in /metrics under serve --workers 2', (kind: StoreKind) =
   };
 
   before(async () => {
-    s = await serveOnTempStore(kind, ['--workers', '2', '--drain', '0s', '--admin-token', ADMIN_TOKEN], 2);
+    // A longer deadline than the 2 s default: on a loaded machine a write on SQLite may wait that
+    // long for the other worker's lock, and this test is about counts, not deadlines.
+    s = await serveOnTempStore(
+      kind,
+      ['--workers', '2', '--drain', '0s', '--admin-token', ADMIN_TOKEN, '--query-timeout', '10s'],
+      2,
+    );
     hook = await receiver(verifyingThen(204));
     await adminWrite('/admin/games', { id: '996401', name: 'Metered Game' });
     for (const id of [...BROADCASTERS, HOOKED])
