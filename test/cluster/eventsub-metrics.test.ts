@@ -1,7 +1,8 @@
 // EventSub in /metrics under `helixd serve --workers 2`, through the real program, on both stores:
 // whichever worker answers the scrape, the sessions are those both workers hold (each worker's
-// count, summed), the subscriptions are the store's (counted once, not once per worker), and each
-// notification counts once whichever worker sent it.
+// count, summed), the subscriptions are the store's (counted once, not once per worker), each
+// notification counts once whichever worker sent it, and the outbox lag is one figure (the most of
+// any worker's tail), 0 once every notification is sent.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import WebSocket from 'ws';
@@ -210,6 +211,11 @@ forEachStore('EventSub in /metrics under serve --workers 2', (kind: StoreKind) =
       async () => sent(parse((await request(s.port, '/metrics')).body), 'webhook') >= HOOKED_LIVES,
       () => 'the webhook notifications are not all counted',
     );
+    // Each worker's tail moves past an event once it has sent its notifications.
+    await until(
+      async () => value(parse((await request(s.port, '/metrics')).body), 'helixd_eventsub_outbox_lag') === 0,
+      () => 'a tail is still behind',
+    );
 
     await scrapeEach((samples, i) => {
       for (const [transport, n] of [
@@ -224,6 +230,8 @@ forEachStore('EventSub in /metrics under serve --workers 2', (kind: StoreKind) =
         assert.equal(value(samples, 'helixd_eventsub_delivery_seconds_count', { transport }), n);
       }
       assert.deepEqual(find(samples, 'helixd_eventsub_delivery_failures_total'), []);
+      // One figure for the cluster (the most of any worker), whichever worker answers.
+      assert.equal(value(samples, 'helixd_eventsub_outbox_lag'), 0);
     });
     for (const [i, socket] of sockets.entries()) {
       assert.equal(socket.notes.length, 1, `session ${i}`);
