@@ -86,7 +86,7 @@ export interface EventSubDeps {
   store: Store;
   clock: Clock;
   log: Log;
-  /** counts the sessions and the notifications sent */
+  /** counts the sessions and the notifications sent, and measures how far the tail is behind */
   metrics?: AppMetrics;
   /** the delivery fault of `--faults` for the next notification to a subscription of a client */
   deliveryFault?: (clientId: string) => DeliveryPlan | undefined;
@@ -122,6 +122,8 @@ export class EventSubService {
     lastStart = Math.max(Date.now(), lastStart + 1);
     this.processId = `${hostname()}:${process.pid}:${lastStart}`;
     d.metrics?.countEventSubSessions(() => this.#sessions.size);
+    // No tail until the first WebSocket starts one (or while a failed start waits for the next).
+    d.metrics?.measureOutboxLag(async () => (await this.#started?.catch(() => undefined))?.cursor);
   }
 
   /** The sessions open here (for tests and metrics). */

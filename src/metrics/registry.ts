@@ -10,14 +10,16 @@
 // constructor installs the listener). A worker answering /metrics asks its primary for the sum
 // (clusterMetrics) over the IPC channel, within a deadline. Every metric here sums across workers
 // (counters, histograms, the open sessions each holds) but the count of EventSub subscriptions,
-// which every worker reads from the one store (the first worker's is taken); the default metrics
-// carry prom-client's own rule for each.
+// which every worker reads from the one store (the first worker's is taken), and the outbox lag of
+// each worker's tail (the largest is taken); the default metrics carry prom-client's own rule for
+// each.
 import type { Worker } from 'node:cluster';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledQuery, LogEvent } from 'kysely';
 import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Principal } from '../http/access.ts';
 import type { Store } from '../store/db.ts';
+import { lastEventId } from '../store/events.ts';
 import { subscriptionCounts } from '../store/eventsub-subscriptions.ts';
 import { deadlineReason, UnavailableError } from '../store/unavailable.ts';
 
@@ -181,6 +183,19 @@ export class AppMetrics {
     collect: () => this.#countSubscriptions(),
   });
 
+  /** the id this process's outbox tail has read through, undefined while it has none (src/eventsub/) */
+  #outboxCursor: () => Promise<number | undefined> = async () => undefined;
+
+  readonly #outboxLag: Gauge = new Gauge({
+    name: 'helixd_eventsub_outbox_lag',
+    help: "EventSub outbox events this process's tail has not yet read: the store's last event id minus the tail's cursor (under --workers, the most of any worker)",
+    registers: [this.registry],
+    // Each process has a tail of its own: the one furthest behind says how late a WebSocket
+    // notification can be; a sum would grow with the number of workers, not with the delay.
+    aggregator: 'max',
+    collect: () => this.#measureOutboxLag(),
+  });
+
   readonly #deliveries = new Counter({
     name: 'helixd_eventsub_deliveries_total',
     help: 'EventSub notifications sent (a duplicated one twice), by transport (websocket, webhook) and subscription type',
@@ -263,6 +278,11 @@ export class AppMetrics {
     this.#openSessions = open;
   }
 
+  /** Where this process's outbox tail is (undefined while it has none), asked at every scrape. */
+  measureOutboxLag(cursor: () => Promise<number | undefined>): void {
+    this.#outboxCursor = cursor;
+  }
+
   /** An EventSub notification of `type` sent by `transport`, its event committed at `committedAt` (Unix ms). */
   readonly eventsubDelivered = (transport: string, type: string, committedAt: number): void => {
     this.#deliveries.inc({ transport, type });
@@ -284,6 +304,31 @@ export class AppMetrics {
     }
     this.#eventsubSubscriptions.reset();
     for (const r of rows) this.#eventsubSubscriptions.set({ transport: r.method, status: r.status }, r.n);
+  }
+
+  async #measureOutboxLag(): Promise<void> {
+    // The cursor first: it only moves forward, so a cursor read before the last id can only make
+    // the lag larger than it is by the end of the scrape, never hide events behind.
+    const cursor = await this.#outboxCursor();
+    // No tail: the process has accepted no WebSocket, so it sends no notification that could wait
+    // on the outbox (webhook messages are queued in the write's own transaction, not read from the
+    // tail). It reports 0 rather than no sample, so that the series exists from the start (an
+    // alert needs no absent()) and, under --workers, a worker without sessions leaves the max alone.
+    if (cursor === undefined) {
+      this.#outboxLag.set(0);
+      return;
+    }
+    let last: number;
+    try {
+      // max(id) on the primary key: one index lookup, however long the outbox.
+      last = await lastEventId(this.#store.db);
+    } catch {
+      // The store cannot answer: /metrics still does, with the last figure read.
+      return;
+    }
+    // Ids, not rows: on PostgreSQL a rolled-back write leaves a gap in the ids, so the figure is an
+    // upper bound. A pruned outbox may hold no event at all (last 0): nothing is behind then.
+    this.#outboxLag.set(Math.max(0, last - cursor));
   }
 
   // Every query passes here: the label sets are built once, not per query.

@@ -1,6 +1,7 @@
 // EventSub's metrics in /metrics: the sessions open (1 while a socket is, 0 after), the
 // subscriptions by transport and status (counted from the store at the scrape), notifications sent
-// and failed by transport and subscription type, and the time from an event's commit to its send.
+// and failed by transport and subscription type, the time from an event's commit to its send, and
+// the outbox events the process's tail has not yet read (0 while it has no tail).
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, it } from 'node:test';
@@ -77,7 +78,7 @@ forEachStore('/metrics of EventSub', (kind: StoreKind) => {
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     hookUrl = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
     await adminWrite('/admin/games', { id: '997301', name: 'Metrics Game' });
-    for (const id of ['997310', '997311'])
+    for (const id of ['997310', '997311', '997312'])
       await adminWrite('/admin/users', {
         id,
         login: `metered_${id}`,
@@ -91,6 +92,23 @@ forEachStore('/metrics of EventSub', (kind: StoreKind) => {
     ws?.close();
     await t.close();
     await new Promise<void>((r) => hook.close(() => r()));
+  });
+
+  it('reports an outbox lag of 0 while no WebSocket has started a tail, events written or not', async () => {
+    // A stream.online in the outbox, which no tail here reads: a process without one sends nothing
+    // that waits on it.
+    await adminWrite('/admin/streams', {
+      id: '97300003',
+      user_id: '997312',
+      game_id: '997301',
+      title: 'Unread',
+      tags: [],
+      viewer_count: 1,
+      started_at: '2026-06-15T11:00:00Z',
+      language: 'en',
+      is_mature: false,
+    });
+    assert.equal(value(await scrape(), 'helixd_eventsub_outbox_lag'), 0);
   });
 
   it('counts the open sessions: 0, then 1 while a socket is open', async () => {
@@ -130,6 +148,8 @@ forEachStore('/metrics of EventSub', (kind: StoreKind) => {
       1,
     );
     assert.equal(subscriptions(s, 'websocket', 'enabled'), 1);
+    // The tail moves past the event once its notification is sent: nothing is left behind.
+    await until(async () => value(await scrape(), 'helixd_eventsub_outbox_lag') === 0);
   });
 
   it('counts the failed webhook attempts, and the revoked subscription by its status', async () => {
