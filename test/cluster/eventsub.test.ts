@@ -153,11 +153,29 @@ async function until(what: () => boolean | Promise<boolean>, ms: number, why: ()
   }
 }
 
-/** `helixd serve` on `db` (its store already made), with the admin token. */
+/**
+ * `helixd serve` on `db` (its store already made), with the admin token. The store deadline is 10 s:
+ * these tests are about delivery, and a loaded CI machine has kept a write waiting past the default 2 s.
+ */
 function serveOn(db: string, args: readonly string[] = [], ready: 'workers' | 'serving' = 'serving') {
-  return serveHelixd(['--db', db, '--users', '10', '--admin-token', ADMIN_TOKEN, '--drain', '1s', ...args], {
-    ready,
-  });
+  return serveHelixd(
+    [
+      '--db',
+      db,
+      '--users',
+      '10',
+      '--admin-token',
+      ADMIN_TOKEN,
+      '--drain',
+      '1s',
+      '--query-timeout',
+      '10s',
+      ...args,
+    ],
+    {
+      ready,
+    },
+  );
 }
 
 // The groups run at once: the sweep's 30 s wait overlaps the rest.
