@@ -18,8 +18,10 @@ export interface Received {
   };
 }
 
-/** What a receiver does with a message: its status and body. */
-export type Answer = (m: Received) => { status: number; body?: string };
+/** What a receiver does with a message: its status and body (a promise: the answer is held until it settles). */
+export type Answer = (
+  m: Received,
+) => { status: number; body?: string } | Promise<{ status: number; body?: string }>;
 
 /** A webhook receiver on a free port: it checks each signature, keeps the messages and answers as told. */
 export async function receiver(answer: Answer) {
@@ -41,9 +43,10 @@ export async function receiver(answer: Answer) {
       }
       const m = { path: req.url ?? '', headers: h, body, json: JSON.parse(body) };
       messages.push(m);
-      const a = answer(m);
-      res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body ?? '');
       for (const w of waiters.splice(0)) w();
+      void Promise.resolve(answer(m)).then((a) =>
+        res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body ?? ''),
+      );
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
