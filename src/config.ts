@@ -147,6 +147,9 @@ function int(v: Raw, name: string, min: number, max: number): number {
   return n;
 }
 
+/** The longest `--ws-reconnect-grace`: well within the hour an event is kept for a reader. */
+const MAX_RECONNECT_GRACE_MS = 10 * 60_000;
+
 /** The fastest `--clock-speed`: a year of server time in about half a minute. */
 export const MAX_CLOCK_SPEED = 1_000_000;
 
@@ -503,7 +506,13 @@ export const OPTIONS: { readonly [K in ConfigOption]: OptionSpec<K> } = {
     flag: '--ws-reconnect-grace <duration>',
     env: 'HELIXD_WS_RECONNECT_GRACE',
     default: '30s',
-    parse: (v, label) => parseDurationMs(String(v), label),
+    parse: (v, label) => {
+      const ms = parseDurationMs(String(v), label);
+      // Within the outbox's hour (src/eventsub/housekeeping.ts): a session claimed later could
+      // have lost events to the pruning by age.
+      if (ms > MAX_RECONNECT_GRACE_MS) throw new ConfigError(`${label}: "${v}" must be at most 10m`);
+      return ms;
+    },
     help: "how long a session_reconnect's URL stays valid (the platform's 30s); untaken, the old socket closes (4004)",
   },
 };

@@ -217,7 +217,12 @@ export class EventSubService {
       { process: this.processId, sessions: this.#sessions.size },
       'eventsub: this process was swept as lost by the housekeeping; closing its sessions (4000)',
     );
-    for (const s of this.#sessions.values()) s.close(CLOSE.internalError);
+    for (const s of this.#sessions.values()) {
+      // A session being handed over was left by the sweep to the connection that claims it: its
+      // socket closes, its row stays for the claim.
+      if (s.reconnecting) s.handedOver = true;
+      s.close(CLOSE.internalError);
+    }
     const last = await lastEventId(this.#d.store.db);
     tail.skipTo(last);
     this.#delivered = Math.max(this.#delivered, last);

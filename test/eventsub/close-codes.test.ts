@@ -5,8 +5,9 @@
 // `--ws-reconnect-grace` are shortened so that the tests take a second, not a minute; the slow
 // reader's 10 s are the server's own.
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { freePort } from '../clients/twurple.ts';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
@@ -172,5 +173,25 @@ forEachStore('EventSub close codes', (kind: StoreKind) => {
     } finally {
       await slow.t.close();
     }
+  });
+});
+
+describe('--ws-ping and --ws-reconnect-grace', () => {
+  it('take a duration; the grace is at most 10 minutes, within the hour the outbox keeps an event', () => {
+    const c = loadConfig({ wsPing: '250ms', wsReconnectGrace: '10m' }, {});
+    assert.equal(c.wsPing, 250);
+    assert.equal(c.wsReconnectGrace, 600_000);
+    const d = loadConfig({}, { HELIXD_WS_PING: '45s' });
+    assert.equal(d.wsPing, 45_000);
+    assert.equal(d.wsReconnectGrace, 30_000);
+    assert.throws(
+      () => loadConfig({ wsReconnectGrace: '11m' }, {}),
+      (e: Error) => {
+        assert.ok(e instanceof ConfigError);
+        assert.match(e.message, /--ws-reconnect-grace: "11m" must be at most 10m/);
+        return true;
+      },
+    );
+    assert.throws(() => loadConfig({ wsPing: '0s' }, {}), /--ws-ping: must be longer than 0/);
   });
 });
