@@ -260,9 +260,10 @@ forEachStore('EventSub reconnect and admin controls', (kind: StoreKind) => {
 
   it('hands a session over to another instance on the same store', async () => {
     const port = await freePort();
+    const otherStore = openStore(t.storeOptions);
     const other = await buildApp({
       config: { ...t.config, publicUrl: `http://127.0.0.1:${port}` },
-      store: openStore(t.storeOptions),
+      store: otherStore,
       clock: t.clock,
       secret: t.config.secret as string,
       logger: false,
@@ -309,6 +310,8 @@ forEachStore('EventSub reconnect and admin controls', (kind: StoreKind) => {
       await fresh.closed;
     } finally {
       await other.close();
+      // The app does not close a store it was given (a PostgreSQL pool would hold the process).
+      await otherStore.close();
     }
   });
 });
