@@ -25,7 +25,7 @@ import WebSocket from 'ws';
 import { mintToken } from '../src/auth/tokens.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { openStore } from '../src/store/db.ts';
-import { BIN, cpuSeconds, procStatus, ROOT, runTimed, startHelixd, stopChild } from './child.ts';
+import { BIN, cpuSeconds, procStatus, ROOT, runTimed, startHelixd, stopChild, threadCpuUs } from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
 import { getJson, type MixContext, OPERATIONS } from './queries.ts';
@@ -347,6 +347,8 @@ async function main(): Promise<void> {
     // machine's (wrk, and any other work on it).
     interface RunCpu {
       helixdUsPerRequest: number;
+      /** of which its main thread's, which runs the requests (the rest: the GC's and JIT's threads) */
+      mainUsPerRequest: number;
       helixd: number;
       client: number;
       rest: number;
@@ -362,14 +364,17 @@ async function main(): Promise<void> {
       await load(2);
       const before = {
         helixd: cpuSeconds(pid) ?? NaN,
+        main: threadCpuUs(pid) ?? NaN,
         client: ownCpuSeconds(),
         machine: machineBusySeconds(),
       };
       const r = await load(readSeconds);
       const helixd = (cpuSeconds(pid) ?? NaN) - before.helixd;
+      const main = (threadCpuUs(pid) ?? NaN) - before.main;
       const client = ownCpuSeconds() - before.client;
       const c: RunCpu = {
         helixdUsPerRequest: (helixd * 1e6) / r.requests,
+        mainUsPerRequest: main / r.requests,
         helixd,
         client,
         rest: machineBusySeconds() - before.machine - helixd - client,
@@ -380,8 +385,9 @@ async function main(): Promise<void> {
       say(
         `  ${which === 'idle' ? `${sessions} idle sessions` : 'no session      '}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms${r.errors ? `, ${r.errors} errors` : ''} (load average ${fmt(loadavg()[0] ?? 0, 2)})`,
       );
+      const cores = cpus().length;
       say(
-        `      CPU: helixd ${fmt(c.helixdUsPerRequest, 1)} us a request (${fmt(c.helixd, 2)} s); the bench process ${fmt(c.client, 2)} s; the rest of the machine ${fmt(c.rest, 2)} s; of ${fmt(c.seconds * cpus().length, 1)} s on ${cpus().length} cores`,
+        `      CPU: helixd ${fmt(c.helixdUsPerRequest, 1)} us a request (${fmt(c.helixd, 2)} s; its main thread ${fmt(c.mainUsPerRequest, 1)} us a request); the bench process ${fmt(c.client, 2)} s; the rest of the machine ${fmt(c.rest, 2)} s; of ${fmt(c.seconds * cores, 1)} s on ${cores} cores`,
       );
     }
     const idleRps = median(runs.idle.map((r) => r.rps));
@@ -389,29 +395,19 @@ async function main(): Promise<void> {
     say(
       `  medians: idle ${fmt(idleRps)} req/s (p99 ${fmt(median(runs.idle.map((r) => r.p99)), 2)} ms), none ${fmt(noneRps)} req/s (p99 ${fmt(median(runs.none.map((r) => r.p99)), 2)} ms): idle / none = ${fmt(idleRps / noneRps, 3)}`,
     );
-    const cpuMedian = (which: 'idle' | 'none', f: (c: RunCpu) => number) => median(cpu[which].map(f));
+    const cpuMedians = (f: (c: RunCpu) => number) => {
+      const idle = median(cpu.idle.map(f));
+      const none = median(cpu.none.map(f));
+      return { idle, none, ratio: idle / none };
+    };
+    const perRequest = cpuMedians((c) => c.helixdUsPerRequest);
+    const mainPerRequest = cpuMedians((c) => c.mainUsPerRequest);
+    const clientCpu = cpuMedians((c) => c.client);
+    const restCpu = cpuMedians((c) => c.rest);
     say(
-      `  CPU medians: helixd ${fmt(
-        cpuMedian('idle', (c) => c.helixdUsPerRequest),
-        1,
-      )} us a request idle, ${fmt(
-        cpuMedian('none', (c) => c.helixdUsPerRequest),
-        1,
-      )} none (${fmt(cpuMedian('idle', (c) => c.helixdUsPerRequest) / cpuMedian('none', (c) => c.helixdUsPerRequest), 3)}); the bench process ${fmt(
-        cpuMedian('idle', (c) => c.client),
-        2,
-      )} s a run idle, ${fmt(
-        cpuMedian('none', (c) => c.client),
-        2,
-      )} s none; the rest ${fmt(
-        cpuMedian('idle', (c) => c.rest),
-        2,
-      )} s idle, ${fmt(
-        cpuMedian('none', (c) => c.rest),
-        2,
-      )} s none`,
+      `  CPU medians, idle / none: helixd ${fmt(perRequest.idle, 1)} / ${fmt(perRequest.none, 1)} us a request = ${fmt(perRequest.ratio, 3)} (main thread ${fmt(mainPerRequest.idle, 1)} / ${fmt(mainPerRequest.none, 1)} = ${fmt(mainPerRequest.ratio, 3)}); the bench process ${fmt(clientCpu.idle, 2)} / ${fmt(clientCpu.none, 2)} s a run; the rest of the machine ${fmt(restCpu.idle, 2)} / ${fmt(restCpu.none, 2)} s a run`,
     );
-    report.reads = { runs, cpu, idleRps, noneRps, ratio: idleRps / noneRps };
+    report.reads = { runs, cpu, idleRps, noneRps, ratio: idleRps / noneRps, perRequest, mainPerRequest };
     await closeAll();
 
     // 5. latency: every session with ten subscriptions, then follows at a steady rate
