@@ -16,7 +16,7 @@
 //                --rounds N (of read runs) --connections N --generator wrk|autocannon
 
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +25,7 @@ import WebSocket from 'ws';
 import { mintToken } from '../src/auth/tokens.ts';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { openStore } from '../src/store/db.ts';
-import { BIN, procStatus, ROOT, runTimed, startHelixd, stopChild } from './child.ts';
+import { BIN, cpuSeconds, procStatus, ROOT, runTimed, startHelixd, stopChild, threadCpuUs } from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
 import { type BenchRequest, chooseGenerator, type LoadResult, runLoad } from './load.ts';
 import { getJson, type MixContext, OPERATIONS } from './queries.ts';
@@ -88,6 +88,22 @@ const median = (xs: number[]) =>
     [...xs].sort((a, b) => a - b),
     50,
   );
+
+/** The machine's CPU time spent so far, every core's but idle and I/O wait (Linux /proc/stat, 100 ticks a second). */
+function machineBusySeconds(): number {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] as string)
+    .trim()
+    .split(/\s+/)
+    .slice(1, 9);
+  const [user, nice, system, _idle, _iowait, irq, softirq, steal] = fields.map(Number) as number[];
+  return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / 100;
+}
+
+/** This process's CPU time so far (user and system), in seconds. */
+const ownCpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 
 /** Runs `fn` over `items`, `n` at a time. */
 async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -326,6 +342,19 @@ async function main(): Promise<void> {
     const load = (s: number) =>
       runLoad(generator, { base, requests: mix, clientId, connections, seconds: s, scratch });
     const runs: Record<'idle' | 'none', LoadResult[]> = { idle: [], none: [] };
+    // Where each run's CPU went: helixd's per request (its /proc stat, every thread), this
+    // process's (it holds the idle sessions' sockets and answers their pings), and the rest of the
+    // machine's (wrk, and any other work on it).
+    interface RunCpu {
+      helixdUsPerRequest: number;
+      /** of which its main thread's, which runs the requests (the rest: the GC's and JIT's threads) */
+      mainUsPerRequest: number;
+      helixd: number;
+      client: number;
+      rest: number;
+      seconds: number;
+    }
+    const cpu: Record<'idle' | 'none', RunCpu[]> = { idle: [], none: [] };
     // idle, none, none, idle, ...: a change in the machine's load hits both
     const order: ('idle' | 'none')[] = [];
     for (let r = 0; r < rounds; r++) order.push(r % 2 ? 'none' : 'idle', r % 2 ? 'idle' : 'none');
@@ -333,10 +362,32 @@ async function main(): Promise<void> {
       if (which === 'idle' && clients.length === 0) await openAll(1);
       if (which === 'none' && clients.length > 0) await closeAll();
       await load(2);
+      const before = {
+        helixd: cpuSeconds(pid) ?? NaN,
+        main: threadCpuUs(pid) ?? NaN,
+        client: ownCpuSeconds(),
+        machine: machineBusySeconds(),
+      };
       const r = await load(readSeconds);
+      const helixd = (cpuSeconds(pid) ?? NaN) - before.helixd;
+      const main = (threadCpuUs(pid) ?? NaN) - before.main;
+      const client = ownCpuSeconds() - before.client;
+      const c: RunCpu = {
+        helixdUsPerRequest: (helixd * 1e6) / r.requests,
+        mainUsPerRequest: main / r.requests,
+        helixd,
+        client,
+        rest: machineBusySeconds() - before.machine - helixd - client,
+        seconds: r.seconds,
+      };
       runs[which].push(r);
+      cpu[which].push(c);
       say(
         `  ${which === 'idle' ? `${sessions} idle sessions` : 'no session      '}: ${fmt(r.rps)} req/s, p50 ${fmt(r.p50, 2)} ms, p99 ${fmt(r.p99, 2)} ms${r.errors ? `, ${r.errors} errors` : ''} (load average ${fmt(loadavg()[0] ?? 0, 2)})`,
+      );
+      const cores = cpus().length;
+      say(
+        `      CPU: helixd ${fmt(c.helixdUsPerRequest, 1)} us a request (${fmt(c.helixd, 2)} s; its main thread ${fmt(c.mainUsPerRequest, 1)} us a request); the bench process ${fmt(c.client, 2)} s; the rest of the machine ${fmt(c.rest, 2)} s; of ${fmt(c.seconds * cores, 1)} s on ${cores} cores`,
       );
     }
     const idleRps = median(runs.idle.map((r) => r.rps));
@@ -344,11 +395,24 @@ async function main(): Promise<void> {
     say(
       `  medians: idle ${fmt(idleRps)} req/s (p99 ${fmt(median(runs.idle.map((r) => r.p99)), 2)} ms), none ${fmt(noneRps)} req/s (p99 ${fmt(median(runs.none.map((r) => r.p99)), 2)} ms): idle / none = ${fmt(idleRps / noneRps, 3)}`,
     );
-    report.reads = { runs, idleRps, noneRps, ratio: idleRps / noneRps };
+    const cpuMedians = (f: (c: RunCpu) => number) => {
+      const idle = median(cpu.idle.map(f));
+      const none = median(cpu.none.map(f));
+      return { idle, none, ratio: idle / none };
+    };
+    const perRequest = cpuMedians((c) => c.helixdUsPerRequest);
+    const mainPerRequest = cpuMedians((c) => c.mainUsPerRequest);
+    const clientCpu = cpuMedians((c) => c.client);
+    const restCpu = cpuMedians((c) => c.rest);
+    say(
+      `  CPU medians, idle / none: helixd ${fmt(perRequest.idle, 1)} / ${fmt(perRequest.none, 1)} us a request = ${fmt(perRequest.ratio, 3)} (main thread ${fmt(mainPerRequest.idle, 1)} / ${fmt(mainPerRequest.none, 1)} = ${fmt(mainPerRequest.ratio, 3)}); the bench process ${fmt(clientCpu.idle, 2)} / ${fmt(clientCpu.none, 2)} s a run; the rest of the machine ${fmt(restCpu.idle, 2)} / ${fmt(restCpu.none, 2)} s a run`,
+    );
+    report.reads = { runs, cpu, idleRps, noneRps, ratio: idleRps / noneRps, perRequest, mainPerRequest };
     await closeAll();
 
     // 5. latency: every session with ten subscriptions, then follows at a steady rate
     const setup = await openAll(10);
+    const setupEnd = performance.now();
     say(
       `latency: ${sessions} sessions, ${sessions * 10} subscriptions made in ${fmt(setup, 1)} s (${fmt((sessions * 10) / setup)} a second); VmRSS ${mb(rss())}`,
     );
@@ -440,6 +504,27 @@ async function main(): Promise<void> {
     say(
       `  receipt - answer arrived, p50 of the first tenth of the writes ${fmt(firstLag, 2)} ms, of the last tenth ${fmt(lastLag, 2)} ms`,
     );
+    // The writes start as soon as the last subscription is answered, and do not wait for the tail
+    // to be through the subscriptions' control rows (that cost shows in the first tenth). The first
+    // write's event comes after all of them: its notification says when the tail was through, and
+    // the writes answered after it show the lag without that backlog.
+    const firstWrite = bySent[0];
+    const caughtUpAt = firstWrite && received.find((r) => r.key === firstWrite[0])?.at;
+    let afterCatchUp: { writes: number; p50: number; p99: number } | undefined;
+    if (firstWrite && caughtUpAt !== undefined) {
+      const later = new Set(bySent.filter(([, w]) => w.answered >= caughtUpAt).map(([k]) => k));
+      const xs = received
+        .filter((r) => later.has(r.key))
+        .map((r) => r.at - (writes.get(r.key) as Write).answered)
+        .sort((a, b) => a - b);
+      afterCatchUp = { writes: later.size, p50: pct(xs, 50), p99: pct(xs, 99) };
+      say(
+        `  the tail was through the ${sessions * 10} subscriptions' control rows ${fmt(caughtUpAt - setupEnd)} ms after the last was answered (the first write's notification; that write was sent ${fmt(firstWrite[1].sent - setupEnd)} ms and answered ${fmt(firstWrite[1].answered - setupEnd)} ms after it)`,
+      );
+      say(
+        `  receipt - answer arrived, the ${afterCatchUp.writes} writes answered after that: p50 ${fmt(afterCatchUp.p50, 2)} ms, p99 ${fmt(afterCatchUp.p99, 2)} ms`,
+      );
+    }
     const answers = [...writes.values()].map((w) => w.answered - w.sent).sort((a, b) => a - b);
     line('the write itself (sent to answered)                           ', answers);
     report.latency = {
@@ -456,6 +541,8 @@ async function main(): Promise<void> {
       write: { p50: pct(answers, 50), p99: pct(answers, 99) },
       lagFirstTenth: firstLag,
       lagLastTenth: lastLag,
+      caughtUpMs: caughtUpAt === undefined ? undefined : caughtUpAt - setupEnd,
+      afterCatchUp,
     };
     if (missing > 0 || refused > 0) process.exitCode = 1;
   } finally {

@@ -29,8 +29,9 @@ import {
   sessionWasUsed,
   startReconnect,
   subscriptionById,
+  subscriptionsByIds,
 } from '../store/eventsub-sessions.ts';
-import { grantsScope } from '../store/eventsub-subscriptions.ts';
+import { grantingScope, grantKey, grantsScope } from '../store/eventsub-subscriptions.ts';
 import { notificationMessage, reconnectMessage, revocationMessage } from './messages.ts';
 import { CLOSE, Session } from './sessions.ts';
 import { Tail } from './tail.ts';
@@ -79,6 +80,18 @@ interface Entry {
   session: Session;
   /** a `user.update` subscriber granted `user:read:email`: the event keeps the email */
   withEmail: boolean;
+}
+
+/**
+ * The subscriptions a batch's `subscription.enabled` rows name (#readEnabled), by id: its row and
+ * whether it shows the email, or null when no row has that id any more.
+ */
+type EnabledReads = Map<string, { row: SubscriptionRow; withEmail: boolean } | null>;
+
+/** The `subscription_id` of a control row's payload, when it names one. */
+function subscriptionIdOf(ev: EventRow): string | undefined {
+  const id = (JSON.parse(ev.payload) as { subscription_id?: unknown }).subscription_id;
+  return typeof id === 'string' ? id : undefined;
 }
 
 export interface EventSubDeps {
@@ -270,8 +283,9 @@ export class EventSubService {
 
   #deliver(events: EventRow[]): Promise<void> {
     return this.#inTurn(async () => {
+      const enabled = await this.#readEnabled(events);
       for (const ev of events) {
-        if (ev.kind === 'control') await this.#control(ev);
+        if (ev.kind === 'control') await this.#control(ev, enabled);
         else this.#notify(ev);
       }
       this.#delivered = Math.max(this.#delivered, (events.at(-1) as EventRow).id);
@@ -317,7 +331,7 @@ export class EventSubService {
       }, fault.delayMs);
   }
 
-  async #control(ev: EventRow): Promise<void> {
+  async #control(ev: EventRow, enabled: EnabledReads): Promise<void> {
     const args = JSON.parse(ev.payload) as {
       subscription_id?: unknown;
       status?: unknown;
@@ -346,7 +360,7 @@ export class EventSubService {
       case CONTROL.enabled: {
         const session = this.#sessions.get(ev.match_key.slice('session:'.length));
         if (!ev.match_key.startsWith('session:') || !session) return;
-        await this.#add(session, subscriptionId);
+        await this.#add(session, subscriptionId, enabled);
         return;
       }
       case CONTROL.deleted:
@@ -363,16 +377,66 @@ export class EventSubService {
     }
   }
 
-  async #add(session: Session, subscriptionId: string): Promise<void> {
-    const row = await subscriptionById(this.#d.store.db, subscriptionId);
-    // Deleted or revoked since (a later control row says so too), or not this session's.
-    if (row?.status !== 'enabled' || row.session_id !== session.id) return;
-    await this.#addRow(session, row);
+  /**
+   * Reads, before a batch is handled, the subscriptions its `subscription.enabled` rows name for
+   * the sessions held here: one query for all of them, and one for the `user:read:email` grants of
+   * the `user.update` ones, where reading each at its row cost a query or two per row, one row
+   * after the other (10,000 subscriptions made left the tail that many queries behind the writes on
+   * PostgreSQL: docs/perf/2026-11-27-eventsub.md). The order is kept: these reads come after the
+   * batch's own, as each row's read did, so they see every change the batch records (and perhaps
+   * later ones, whose control rows the tail reads next); the index still changes only as #control
+   * reaches each control row, so an event between two control rows meets exactly the subscriptions
+   * enabled before it, and a `from_event` keeps out the events before a subscription's own row.
+   */
+  async #readEnabled(events: EventRow[]): Promise<EnabledReads> {
+    const reads: EnabledReads = new Map();
+    const ids: string[] = [];
+    for (const ev of events) {
+      if (ev.kind !== 'control' || ev.type !== CONTROL.enabled || !ev.match_key.startsWith('session:'))
+        continue;
+      if (!this.#sessions.has(ev.match_key.slice('session:'.length))) continue;
+      const id = subscriptionIdOf(ev);
+      if (id !== undefined) ids.push(id);
+    }
+    if (ids.length === 0) return reads;
+    const { store, clock } = this.#d;
+    const rows = await subscriptionsByIds(store.db, ids);
+    const showsEmail = (r: SubscriptionRow): r is SubscriptionRow & { auth_user_id: number } =>
+      r.type === 'user.update' && r.auth_user_id !== null && r.status === 'enabled';
+    const asking = [...rows.values()].filter(showsEmail);
+    const granted = asking.length
+      ? await grantingScope(
+          store.db,
+          asking.map((r) => ({ clientId: r.client_id, userId: r.auth_user_id })),
+          'user:read:email',
+          nowSeconds(clock),
+        )
+      : new Set<string>();
+    for (const id of ids) {
+      const row = rows.get(id);
+      reads.set(
+        id,
+        row
+          ? { row, withEmail: showsEmail(row) && granted.has(grantKey(row.client_id, row.auth_user_id)) }
+          : null,
+      );
+    }
+    return reads;
   }
 
-  async #addRow(session: Session, row: SubscriptionRow): Promise<void> {
+  async #add(session: Session, subscriptionId: string, enabled: EnabledReads): Promise<void> {
+    const read = enabled.get(subscriptionId);
+    // Not read with its batch (its session came to this process meanwhile, by a claim): read now.
+    const row = read === undefined ? await subscriptionById(this.#d.store.db, subscriptionId) : read?.row;
+    // Deleted or revoked since (a later control row says so too), or not this session's.
+    if (row?.status !== 'enabled' || row.session_id !== session.id) return;
+    await this.#addRow(session, row, read?.withEmail);
+  }
+
+  /** `withEmail`: whether the row's grants show the email, when already read (else read here). */
+  async #addRow(session: Session, row: SubscriptionRow, withEmail?: boolean): Promise<void> {
     const { store, clock } = this.#d;
-    const withEmail =
+    withEmail ??=
       row.type === 'user.update' &&
       row.auth_user_id !== null &&
       (await grantsScope(store.db, row.client_id, row.auth_user_id, 'user:read:email', nowSeconds(clock)));

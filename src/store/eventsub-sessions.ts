@@ -1,6 +1,6 @@
 // EventSub WebSocket sessions (migration 015, docs/eventsub-design.md section 4): a session's row
 // while its socket is open, the heartbeat row of each serving process, and the reads its delivery
-// needs (a subscription by id, whether a user granted a scope).
+// needs (subscriptions by id).
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Store } from './db.ts';
 import { eventsCommitted, recordEvents } from './events.ts';
@@ -82,6 +82,30 @@ export function subscriptionById(
   id: string,
 ): Promise<Selectable<EventsubSubscriptionsTable> | undefined> {
   return db.selectFrom('eventsub_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The most ids one `in` list of subscriptionsByIds holds (the tail's batch is 500 events). */
+const IDS_A_QUERY = 500;
+
+/**
+ * The rows of the subscriptions `ids` names that exist, by id: one query (a probe of the primary
+ * key per id) for a tail's batch, where subscriptionById would be one query per id.
+ */
+export async function subscriptionsByIds(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, Selectable<EventsubSubscriptionsTable>>> {
+  const unique = [...new Set(ids)];
+  const found = new Map<string, Selectable<EventsubSubscriptionsTable>>();
+  for (let i = 0; i < unique.length; i += IDS_A_QUERY) {
+    const rows = await db
+      .selectFrom('eventsub_subscriptions')
+      .selectAll()
+      .where('id', 'in', unique.slice(i, i + IDS_A_QUERY))
+      .execute();
+    for (const r of rows) found.set(r.id, r);
+  }
+  return found;
 }
 
 /** Inserts (or refreshes) a serving process's heartbeat row: when it was seen, its tail's cursor. */

@@ -2,7 +2,7 @@
 // of eventsub_subscriptions (migration 015), the sessions they are bound to, the grants (user token
 // rows) an authorization rests on, and the revocations the write path and the token service make.
 // Which subscription is allowed, and why, is decided in src/eventsub/subscriptions.ts.
-import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Dialect, Store } from './db.ts';
 import { eventsCommitted, type NewEvent, recordEvents } from './events.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
@@ -210,10 +210,14 @@ export async function liveGrants(
     .where('client_id', '=', clientId)
     .where('kind', '=', 'user')
     .where('user_id', '=', userId)
-    .where((eb) => eb.or([eb('expires_at', '>', now), eb('refresh_hash', 'is not', null)]))
+    .where((eb) => alive(eb, now))
     .execute();
   return rows.map((r) => r.scopes.split(' ').filter(Boolean));
 }
+
+/** A token row not dead at `now` (Unix seconds): its access token unexpired, or its refresh token unspent. */
+const alive = (eb: ExpressionBuilder<Database, 'tokens'>, now: number) =>
+  eb.or([eb('expires_at', '>', now), eb('refresh_hash', 'is not', null)]);
 
 /** Whether `userId` has granted `scope` to `clientId`: one of its live grants (liveGrants) lists it. */
 export async function grantsScope(
@@ -224,6 +228,45 @@ export async function grantsScope(
   now: number,
 ): Promise<boolean> {
   return (await liveGrants(db, clientId, userId, now)).some((scopes) => scopes.includes(scope));
+}
+
+/** The key of a (client, user) pair in the set grantingScope returns. */
+export const grantKey = (clientId: string, userId: number) => `${clientId} ${userId}`;
+
+/** The most users one query of grantingScope names. */
+const USERS_A_QUERY = 500;
+
+/**
+ * Which of `pairs` (client, user) have granted `scope`, as grantsScope says of one: the grantKey of
+ * each that has. One query for a tail's batch (the tokens of those clients and users, by
+ * tokens_client_user), where grantsScope would be one query per pair.
+ */
+export async function grantingScope(
+  db: Kysely<Database>,
+  pairs: readonly { clientId: string; userId: number }[],
+  scope: string,
+  now: number,
+): Promise<Set<string>> {
+  const wanted = new Set(pairs.map((p) => grantKey(p.clientId, p.userId)));
+  const clients = [...new Set(pairs.map((p) => p.clientId))];
+  const users = [...new Set(pairs.map((p) => p.userId))];
+  const granted = new Set<string>();
+  for (let i = 0; i < users.length; i += USERS_A_QUERY) {
+    const rows = await db
+      .selectFrom('tokens')
+      .select(['client_id', 'user_id', 'scopes'])
+      .where('client_id', 'in', clients)
+      .where('kind', '=', 'user')
+      .where('user_id', 'in', users.slice(i, i + USERS_A_QUERY))
+      .where((eb) => alive(eb, now))
+      .execute();
+    // The lists name every client with every user: only the pairs asked for count.
+    for (const r of rows) {
+      const key = grantKey(r.client_id, Number(r.user_id));
+      if (wanted.has(key) && r.scopes.split(' ').includes(scope)) granted.add(key);
+    }
+  }
+  return granted;
 }
 
 /** Which users exist among `ids`. */
