@@ -17,6 +17,7 @@ const OPERATIONS = [
   '/games',
   '/games/top',
   '/streams',
+  '/streams/followed',
   '/streams/markers',
   '/subscriptions',
   '/tags/streams',
@@ -105,6 +106,7 @@ forEachStore('GET /openapi.json', (kind) => {
     assert.deepEqual(param('/helix/videos', 'sort').schema.enum, ['time', 'trending', 'views']);
     assert.equal(param('/helix/videos', 'first').schema.default, undefined, 'no default with id lookups');
     assert.deepEqual(param('/helix/analytics/games', 'type').schema.default, 'overview_v2');
+    assert.equal(param('/helix/streams/followed', 'first').schema.default, 100, "production's page of 100");
     for (const p of OPERATIONS.filter((x) => !x.endsWith('/follows') && x !== '/tags/streams'))
       for (const x of op(`/helix${p}`).parameters ?? []) assert.notEqual(x.required, true, `${p} ${x.name}`);
   });
@@ -138,6 +140,10 @@ forEachStore('GET /openapi.json', (kind) => {
       { bearer: ['channel:read:subscriptions'], clientId: [] },
     ]);
     assert.equal(op('/helix/subscriptions')['x-token-kind'], 'user');
+    assert.deepEqual(op('/helix/streams/followed').security, [
+      { bearer: ['user:read:follows'], clientId: [] },
+    ]);
+    assert.equal(op('/helix/streams/followed')['x-token-kind'], 'user');
     assert.deepEqual(op('/helix/streams/markers').security, [
       { bearer: ['user:read:broadcast'], clientId: [] },
       { bearer: ['channel:manage:broadcast'], clientId: [] },

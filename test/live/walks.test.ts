@@ -1,8 +1,8 @@
 // `serve --live`: every paged operation walked page by page with a small `first` while the world
 // moves (its timer at a high rate, and more events made between pages through POST
 // /admin/live/step), on both stores: no row is listed twice, and every row present at the start and
-// at the end of the walk (read from the store directly) is listed. /streams and /games/top are
-// the listings whose order moves (viewer counts); the others only grow.
+// at the end of the walk (read from the store directly) is listed. /streams, /streams/followed and
+// /games/top are the listings whose order moves (viewer counts); the others only grow.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -135,6 +135,21 @@ forEachStore('walks under --live', (kind: StoreKind) => {
         first: 2,
         ids: field('id'),
         direct: () => ids(db.selectFrom('streams').select('id').where('language', '=', 'en')),
+      },
+      {
+        name: '/streams/followed',
+        path: `/helix/streams/followed?user_id=${demo}`,
+        headers: user,
+        first: 1,
+        ids: field('id'),
+        direct: () =>
+          ids(
+            db
+              .selectFrom('streams')
+              .innerJoin('follows', 'follows.to_id', 'streams.user_id')
+              .select('streams.id')
+              .where('follows.from_id', '=', demo),
+          ),
       },
       {
         name: '/games/top',
