@@ -1,5 +1,6 @@
-// The access matrix: each of the nine operations against each kind of caller, every cell with its
-// expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
+// The access matrix: each of the nine operations and of the user-token reads beside them
+// (/streams/followed) against each kind of caller, every cell with its expected status and message
+// (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
 import assert from 'node:assert/strict';
@@ -26,6 +27,10 @@ const MISMATCH: Outcome = { status: 401, message: 'Client ID and OAuth token do 
 const NOT_BROADCASTER: Outcome = {
   status: 401,
   message: "The ID in broadcaster_id must match the user ID found in the request's OAuth token.",
+};
+const NOT_THE_USER: Outcome = {
+  status: 401,
+  message: "The ID in user_id must match the user ID found in the request's OAuth token.",
 };
 // docs/api.md: "markers of a video the token user does not own: 403, explains the ownership rule".
 const NOT_OWNER: Outcome = { status: 403, message: /only if they own the video/ };
@@ -68,6 +73,22 @@ const OPERATIONS: Operation[] = [
       scope('channel:read:subscriptions'),
       OK,
       NOT_BROADCASTER,
+      MISMATCH,
+    ],
+  },
+  {
+    path: '/streams/followed',
+    url: (s) => `/streams/followed?user_id=${s.demoUserId}`,
+    scope: 'user:read:follows',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('user:read:follows'),
+      OK,
+      NOT_THE_USER,
       MISMATCH,
     ],
   },
