@@ -10,14 +10,16 @@ export const SPEC_SCOPES = [
 
 /**
  * The scopes the served operations read: those four, plus those of the lookups real clients
- * start with (/users' email, /channels/followers' list, /channels/followed). A user token with all
- * of them may call every operation; the start-up banner prints one.
+ * start with (/users' email, /channels/followers' list, /channels/followed and /streams/followed),
+ * and of the reads around them (/subscriptions/user). A user token with all of them may call every
+ * operation; the start-up banner prints one.
  */
 export const OPERATION_SCOPES = [
   ...SPEC_SCOPES,
   'moderator:read:followers',
   'user:read:email',
   'user:read:follows',
+  'user:read:subscriptions',
 ] as const;
 
 export const SCOPES = [
@@ -59,7 +61,6 @@ export const SCOPES = [
   'user:manage:blocked_users',
   'user:read:blocked_users',
   'user:read:chat',
-  'user:read:subscriptions',
   'user:write:chat',
   'whispers:read',
 ] as const;

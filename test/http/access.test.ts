@@ -1,6 +1,6 @@
 // The access matrix: each of the nine operations and of the user-token reads beside them
-// (/streams/followed) against each kind of caller, every cell with its expected status and message
-// (docs/auth.md, "Who may call what"). The decommissioned operations
+// (/streams/followed, /subscriptions/user) against each kind of caller, every cell with its
+// expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
 import assert from 'node:assert/strict';
@@ -59,6 +59,9 @@ interface Operation {
   cells: readonly Outcome[];
 }
 
+/** A channel the demo broadcaster subscribes to (read from the store before the matrix runs). */
+let demoSubscribesTo = 0;
+
 const OPERATIONS: Operation[] = [
   {
     path: '/subscriptions',
@@ -87,6 +90,22 @@ const OPERATIONS: Operation[] = [
       INVALID,
       USER_ONLY,
       scope('user:read:follows'),
+      OK,
+      NOT_THE_USER,
+      MISMATCH,
+    ],
+  },
+  {
+    path: '/subscriptions/user',
+    url: (s) => `/subscriptions/user?broadcaster_id=${demoSubscribesTo}&user_id=${s.demoUserId}`,
+    scope: 'user:read:subscriptions',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('user:read:subscriptions'),
       OK,
       NOT_THE_USER,
       MISMATCH,
@@ -274,6 +293,15 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
   before(async () => {
     t = await startTestApp(kind, { config: { legacy: true } });
     otherUserId = await anotherUser(t);
+    demoSubscribesTo = (
+      await t.store.db
+        .selectFrom('subscriptions')
+        .select('broadcaster_id')
+        .where('user_id', '=', t.seed?.demoUserId as number)
+        .orderBy('broadcaster_id')
+        .limit(1)
+        .executeTakeFirstOrThrow()
+    ).broadcaster_id;
   });
   after(() => t.close());
 

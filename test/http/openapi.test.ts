@@ -20,6 +20,7 @@ const OPERATIONS = [
   '/streams/followed',
   '/streams/markers',
   '/subscriptions',
+  '/subscriptions/user',
   '/tags/streams',
   '/users',
   '/users/follows',
@@ -123,6 +124,7 @@ forEachStore('GET /openapi.json', (kind) => {
     }
     assert.ok(op('/helix/streams/markers').responses['403']);
     assert.ok(op('/helix/videos').responses['404']);
+    assert.ok(op('/helix/subscriptions/user').responses['404'], 'Check User Subscription: not a subscriber');
     assert.equal(op('/helix/streams').responses['404'], undefined);
   });
 
