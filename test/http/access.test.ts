@@ -1,6 +1,6 @@
 // The access matrix: each of the nine operations and of the user-token reads beside them
-// (/streams/followed, /subscriptions/user) against each kind of caller, every cell with its
-// expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
+// (/streams/followed, /subscriptions/user, /moderation/moderators) against each kind of caller,
+// every cell with its expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
 import assert from 'node:assert/strict';
@@ -108,6 +108,23 @@ const OPERATIONS: Operation[] = [
       scope('user:read:subscriptions'),
       OK,
       NOT_THE_USER,
+      MISMATCH,
+    ],
+  },
+  {
+    path: '/moderation/moderators',
+    url: (s) => `/moderation/moderators?broadcaster_id=${s.demoUserId}`,
+    scope: 'moderation:read',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      // production accepts either scope, and names both
+      scope('moderation:read or channel:manage:moderators'),
+      OK,
+      NOT_BROADCASTER,
       MISMATCH,
     ],
   },

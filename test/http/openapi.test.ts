@@ -16,6 +16,7 @@ const OPERATIONS = [
   '/eventsub/subscriptions',
   '/games',
   '/games/top',
+  '/moderation/moderators',
   '/streams',
   '/streams/followed',
   '/streams/markers',
@@ -102,6 +103,7 @@ forEachStore('GET /openapi.json', (kind) => {
       default: 20,
     });
     assert.equal(param('/helix/clips', 'id').schema.maxItems, 100);
+    assert.equal(param('/helix/moderation/moderators', 'user_id').schema.maxItems, 100);
     assert.equal(param('/helix/clips', 'is_featured').schema.type, 'boolean');
     assert.deepEqual(param('/helix/streams', 'type').schema.enum, ['all', 'live']);
     assert.deepEqual(param('/helix/videos', 'sort').schema.enum, ['time', 'trending', 'views']);
@@ -146,6 +148,10 @@ forEachStore('GET /openapi.json', (kind) => {
       { bearer: ['user:read:follows'], clientId: [] },
     ]);
     assert.equal(op('/helix/streams/followed')['x-token-kind'], 'user');
+    assert.deepEqual(op('/helix/moderation/moderators').security, [
+      { bearer: ['moderation:read'], clientId: [] },
+      { bearer: ['channel:manage:moderators'], clientId: [] },
+    ]);
     assert.deepEqual(op('/helix/streams/markers').security, [
       { bearer: ['user:read:broadcast'], clientId: [] },
       { bearer: ['channel:manage:broadcast'], clientId: [] },

@@ -115,6 +115,7 @@ forEachStore('walks under --live', (kind: StoreKind) => {
         'user:read:follows',
         'user:read:broadcast',
         'analytics:read:games',
+        'moderation:read',
       ]),
     );
     const ids = async (q: { execute(): Promise<{ id: number | string }[]> }) =>
@@ -215,6 +216,15 @@ forEachStore('walks under --live', (kind: StoreKind) => {
         first: 5,
         ids: field('broadcaster_id'),
         direct: () => ids(db.selectFrom('follows').select('to_id as id').where('from_id', '=', demo)),
+      },
+      {
+        name: '/moderation/moderators',
+        path: `/helix/moderation/moderators?broadcaster_id=${demo}`,
+        headers: user,
+        first: 3,
+        ids: field('user_id'),
+        direct: () =>
+          ids(db.selectFrom('moderators').select('user_id as id').where('broadcaster_id', '=', demo)),
       },
       {
         name: '/streams/markers by video',
