@@ -38,6 +38,7 @@ import { legacyFollowsRoutes } from './routes/legacy-follows.ts';
 import { legacyTagsRoutes } from './routes/legacy-tags.ts';
 import { markersRoutes } from './routes/markers.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { moderationRoutes } from './routes/moderation.ts';
 import { oauthRoutes } from './routes/oauth/index.ts';
 import { reportsRoutes } from './routes/reports.ts';
 import { streamsRoutes } from './routes/streams.ts';
@@ -178,6 +179,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   eventsubSubscriptionsRoutes(app, ctx);
   markersRoutes(app, ctx);
   channelsRoutes(app, ctx);
+  moderationRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
   // The decommissioned operations: 410 Gone, or with --legacy served from the store.

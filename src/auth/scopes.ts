@@ -10,14 +10,17 @@ export const SPEC_SCOPES = [
 
 /**
  * The scopes the served operations read: those four, plus those of the lookups real clients
- * start with (/users' email, /channels/followers' list, /channels/followed). A user token with all
+ * start with (/users' email, /channels/followers' list, /channels/followed and /streams/followed),
+ * and of the reads around them (/subscriptions/user, /moderation/moderators). A user token with all
  * of them may call every operation; the start-up banner prints one.
  */
 export const OPERATION_SCOPES = [
   ...SPEC_SCOPES,
+  'moderation:read',
   'moderator:read:followers',
   'user:read:email',
   'user:read:follows',
+  'user:read:subscriptions',
 ] as const;
 
 export const SCOPES = [
@@ -52,14 +55,12 @@ export const SCOPES = [
   'chat:edit',
   'chat:read',
   'clips:edit',
-  'moderation:read',
   'user:bot',
   'user:edit',
   'user:edit:broadcast',
   'user:manage:blocked_users',
   'user:read:blocked_users',
   'user:read:chat',
-  'user:read:subscriptions',
   'user:write:chat',
   'whispers:read',
 ] as const;

@@ -38,15 +38,21 @@ export function querySchema(params: TProperties): TObject {
   return Type.Object(Object.fromEntries(Object.entries(params).map(([k, v]) => [k, Type.Optional(v)])));
 }
 
-/** `first`: an integer 1..100, default 20. The query string always holds it as text. */
-export const firstParam = withDefault(
-  Type.Integer({
-    minimum: 1,
-    maximum: MAX_FIRST,
-    description: `How many items a page holds (default ${DEFAULT_FIRST})`,
-  }),
-  DEFAULT_FIRST,
-);
+/**
+ * `first`: an integer 1..100, default `byDefault` (20 for most operations: `firstParam`). The query
+ * string always holds it as text.
+ */
+export const firstParamOf = (byDefault: number) =>
+  withDefault(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_FIRST,
+      description: `How many items a page holds (default ${byDefault})`,
+    }),
+    byDefault,
+  );
+/** `first`: an integer 1..100, default 20. */
+export const firstParam = firstParamOf(DEFAULT_FIRST);
 /** A boolean parameter: `true` or `false` in any letter case (the rule lives in query-validator.ts). */
 export const booleanParam = Type.Boolean();
 export const cursorParam = Type.String({ maxLength: 2048, description: 'A cursor from a previous page' });

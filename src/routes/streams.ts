@@ -1,10 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
-import { badRequest } from '../http/errors.ts';
-import { readNumericIds } from '../http/ids.ts';
+import { tokenUser } from '../http/access.ts';
+import { badRequest, unauthorized } from '../http/errors.ts';
+import { readNumericIds, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import { dateTime, listResponse, pagingParams, stringEnum, stringList } from '../http/params.ts';
+import {
+  cursorParam,
+  dateTime,
+  firstParamOf,
+  listResponse,
+  pagingParams,
+  refuseBefore,
+  singleString,
+  stringEnum,
+  stringList,
+} from '../http/params.ts';
 import { type StreamFilters, type StreamListRow, streamsPage } from '../store/streams.ts';
 import { type UserName, userIdsByLogins } from '../store/users.ts';
 import { rfc3339 } from '../wire/datetime.ts';
@@ -87,10 +98,25 @@ function readTexts(name: string, values: readonly string[]): string[] {
   return values as string[];
 }
 
+/** GET /streams/followed: a user token with this scope (the scope of GET /channels/followed). */
+const FOLLOWED_SCOPE = 'user:read:follows';
+/** Production's default page of GET /streams/followed is 100 streams, not the usual 20. */
+const FOLLOWED_DEFAULT_FIRST = 100;
+
+const followedParams = {
+  first: firstParamOf(FOLLOWED_DEFAULT_FIRST),
+  after: cursorParam,
+  before: cursorParam,
+  user_id: singleString,
+};
+
 const sortedUnique = <T extends string | number>(values: readonly T[] | undefined) =>
   values === undefined ? undefined : [...new Set(values)].sort();
 
-/** GET /streams: live streams, most viewers first, filtered by users, games and languages. */
+/**
+ * GET /streams: live streams, most viewers first, filtered by users, games and languages.
+ * GET /streams/followed: those of the channels the token's user follows, in the same order.
+ */
 export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: '/streams',
@@ -126,6 +152,29 @@ export function streamsRoutes(app: FastifyInstance, ctx: AppContext): void {
         filters.userIds = sortedUnique([...(userIds ?? []), ...byLogin]);
       }
       const page = await streamsPage(db, filters, paging);
+      const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
+      return {
+        data: page.rows.map((r) => streamRowToStream(r, users, ctx.links)),
+        pagination: pages.pagination(paging, page),
+      };
+    },
+  });
+
+  registerOperation(app, ctx, {
+    path: '/streams/followed',
+    summary: 'Get Followed Streams',
+    description:
+      "The live streams of the channels the token's user follows, most viewers first: the streams of GET /streams.",
+    access: { token: 'user', anyScope: [FOLLOWED_SCOPE] },
+    query: followedParams,
+    response: listResponse(streamSchema),
+    async handler(ctx, { query, principal, pages }) {
+      const userId = readRequiredId('user_id', query.user_id);
+      if (userId !== tokenUser(principal))
+        throw unauthorized("The ID in user_id must match the user ID found in the request's OAuth token.");
+      refuseBefore(query);
+      const paging = pages.read(query, { user_id: userId });
+      const page = await streamsPage(ctx.store.db, { followedBy: userId }, paging);
       const users = await ctx.userNames.byIds(page.rows.map((r) => r.user_id));
       return {
         data: page.rows.map((r) => streamRowToStream(r, users, ctx.links)),

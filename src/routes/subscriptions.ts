@@ -2,17 +2,26 @@ import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import { tokenUser } from '../http/access.ts';
-import { badRequest, unauthorized } from '../http/errors.ts';
+import { badRequest, notFound, unauthorized } from '../http/errors.ts';
 import { readNumericId, readRequiredId } from '../http/ids.ts';
 import { registerOperation } from '../http/operation.ts';
-import { paginationSchema, pagingParams, singleString, stringEnum, stringList } from '../http/params.ts';
+import {
+  dataResponse,
+  paginationSchema,
+  pagingParams,
+  singleString,
+  stringEnum,
+  stringList,
+} from '../http/params.ts';
 import { TIERS } from '../store/schema.ts';
 import {
   type BroadcasterTotals,
   broadcasterTotals,
   type ListedSubscription,
+  subscriptionOfUser,
   subscriptionsOfUsers,
   subscriptionsPage,
+  type UserSubscriptionRow,
 } from '../store/subscriptions.ts';
 import type { UserName } from '../store/users.ts';
 
@@ -60,6 +69,49 @@ export function subscriptionRowToSubscription(
 }
 
 /**
+ * The wire shape of a user's own subscription (GET /subscriptions/user), in the order of production's
+ * reference: a gift with its gifter, or a subscription that is not a gift, which has no gifter
+ * fields at all (production leaves them out, where GET /subscriptions sends them empty). Two shapes
+ * rather than optional fields, because the serializer writes the optional fields of one object after
+ * all the others: the gifter would come after `tier`.
+ */
+const subscriptionHead = {
+  broadcaster_id: Type.String(),
+  broadcaster_login: Type.String(),
+  broadcaster_name: Type.String(),
+};
+const userSubscriptionSchema = Type.Union([
+  Type.Object({
+    ...subscriptionHead,
+    gifter_id: Type.String(),
+    gifter_login: Type.String(),
+    gifter_name: Type.String(),
+    is_gift: Type.Literal(true),
+    tier: stringEnum(TIERS),
+  }),
+  Type.Object({ ...subscriptionHead, is_gift: Type.Literal(false), tier: stringEnum(TIERS) }),
+]);
+type UserSubscription = Static<typeof userSubscriptionSchema>;
+
+/** A missing broadcaster or gifter has "" for a login and a name, as in GET /subscriptions. */
+function toUserSubscription(row: UserSubscriptionRow): UserSubscription {
+  const head = {
+    broadcaster_id: String(row.broadcaster_id),
+    broadcaster_login: row.broadcaster_login ?? '',
+    broadcaster_name: row.broadcaster_name ?? '',
+  };
+  if (row.is_gift !== 1) return { ...head, is_gift: false, tier: row.tier };
+  return {
+    ...head,
+    gifter_id: row.gifter_id === null ? '' : String(row.gifter_id),
+    gifter_login: row.gifter_login ?? '',
+    gifter_name: row.gifter_name ?? '',
+    is_gift: true,
+    tier: row.tier,
+  };
+}
+
+/**
  * The names of the subscribers and gifters of `rows`: from the rows when the query joined them in,
  * else from the in-memory copy (see ofBroadcaster in src/store/subscriptions.ts).
  */
@@ -91,7 +143,12 @@ const subscriptionsParams = {
   user_id: stringList(MAX_USER_IDS),
 };
 
-/** GET /subscriptions (docs/api.md): the token user's own subscribers, most recent first. */
+const userSubscriptionParams = { broadcaster_id: singleString, user_id: singleString };
+
+/**
+ * GET /subscriptions (docs/api.md): the token user's own subscribers, most recent first.
+ * GET /subscriptions/user: whether the token's user subscribes to a broadcaster.
+ */
 export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void {
   registerOperation(app, ctx, {
     path: '/subscriptions',
@@ -142,6 +199,27 @@ export function subscriptionsRoutes(app: FastifyInstance, ctx: AppContext): void
         pagination: pages.pagination(paging, page),
         ...counts,
       };
+    },
+  });
+
+  registerOperation(app, ctx, {
+    path: '/subscriptions/user',
+    summary: 'Check User Subscription',
+    description:
+      "Whether the token's user subscribes to the broadcaster: the subscription, or a 404 when there is none.",
+    access: { token: 'user', anyScope: ['user:read:subscriptions'] },
+    query: userSubscriptionParams,
+    response: dataResponse(userSubscriptionSchema),
+    errors: { 404: 'The user does not subscribe to the broadcaster' },
+    async handler(ctx, { query, principal }) {
+      const broadcasterId = readRequiredId('broadcaster_id', query.broadcaster_id);
+      const userId = readRequiredId('user_id', query.user_id);
+      if (userId !== tokenUser(principal))
+        throw unauthorized("The ID in user_id must match the user ID found in the request's OAuth token.");
+      const row = await subscriptionOfUser(ctx.store.db, broadcasterId, userId);
+      // Production's words, with the two ids (its reference's example of this 404).
+      if (row === undefined) throw notFound(`${userId} does not subscribe to ${broadcasterId}`);
+      return { data: [toUserSubscription(row)] };
     },
   });
 }

@@ -12,12 +12,14 @@ export type StreamListRow = Selectable<StreamsTable> & { game_name: string | nul
 /**
  * The filters of a /streams query, each a set of values of one column (a row matches one of them);
  * the kinds combine with AND. Absent: no filter on that column. `userIds` holds the users given by
- * id and those given by login.
+ * id and those given by login. `followedBy`: only the streams of channels this user follows
+ * (GET /streams/followed).
  */
 export interface StreamFilters {
   userIds?: readonly number[];
   gameIds?: readonly number[];
   languages?: readonly string[];
+  followedBy?: number;
 }
 
 type Column = 'user_id' | 'game_id' | 'language';
@@ -48,6 +50,22 @@ function walkFilter(column: Column, values: readonly (number | string)[]) {
   return sql<boolean>`coalesce(${sql.ref(`streams.${column}`)} in (${sql.join(values)}), false)`;
 }
 
+/**
+ * The stream's channel (`userRef`, its user id) is followed by `follower`: one probe of the follows
+ * primary key (from_id, to_id) per stream the walk reaches. A correlated subquery, not a join, so
+ * that neither store can drive the page from the user's follows, which would find the streams out
+ * of page order and sort them: the page stays a walk of a listing index in its order (see
+ * drivingColumn), which stops at `first` + 1 matches and reads at most the live streams. On
+ * PostgreSQL written as `(select 1 ...) is not null` (a scalar subquery: the primary key makes it one
+ * row at most), which its planner cannot estimate and takes to keep nearly every row, as moves.ts's
+ * unmovedSince explains; an EXISTS it would plan as a semi-join, hashing the user's follows and
+ * sorting the matches.
+ */
+function followedFilter(follower: number, userRef: string, sqlite: boolean) {
+  const probe = sql`select 1 from follows fo where fo.from_id = ${follower} and fo.to_id = ${sql.ref(userRef)}`;
+  return sqlite ? sql<boolean>`exists (${probe})` : sql<boolean>`(${probe}) is not null`;
+}
+
 function streamsWhere(db: Kysely<Database>, f: StreamFilters) {
   const driving = drivingColumn(f);
   // The game's name in the same query: a primary-key probe of games for each row of the page.
@@ -66,6 +84,7 @@ function streamsWhere(db: Kysely<Database>, f: StreamFilters) {
     else if (sqlite || values.length > 1) q = q.where(walkFilter(column, values));
     else q = q.where(`streams.${column}`, '=', values[0] as never);
   }
+  if (f.followedBy !== undefined) q = q.where(followedFilter(f.followedBy, 'streams.user_id', sqlite));
   return q;
 }
 
@@ -113,6 +132,9 @@ function movedStreams(db: Kysely<Database>, f: StreamFilters, epoch: number) {
     const values = f[key];
     if (values !== undefined) q = q.where(`m.${column}`, 'in', values as never);
   }
+  // The channel is followed now: a follow made or ended during a walk counts as of the page.
+  if (f.followedBy !== undefined)
+    q = q.where(followedFilter(f.followedBy, 'm.user_id', db.getExecutor().adapter instanceof SqliteAdapter));
   return q as unknown as SelectQueryBuilder<Database, never, StreamListRow>;
 }
 

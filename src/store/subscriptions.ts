@@ -84,6 +84,36 @@ export async function subscriptionsOfUsers(
   return rows.sort((a, b) => b.created_at - a.created_at || b.user_id - a.user_id);
 }
 
+/** A user's subscription to a broadcaster, with the broadcaster's and the gifter's names (null: no such user). */
+export type UserSubscriptionRow = SubscriptionRow & {
+  broadcaster_login: string | null;
+  broadcaster_name: string | null;
+  gifter_login: string | null;
+  gifter_name: string | null;
+};
+
+/**
+ * The subscription of `userId` to `broadcasterId`, if any (GET /subscriptions/user): one probe of
+ * the primary key (broadcaster_id, user_id), and the broadcaster's and the gifter's names by the
+ * users primary key in the same statement.
+ */
+export function subscriptionOfUser(
+  db: Kysely<Database>,
+  broadcasterId: number,
+  userId: number,
+): Promise<UserSubscriptionRow | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .leftJoin('users as b', 'b.id', 'subscriptions.broadcaster_id')
+    .leftJoin('users as g', 'g.id', 'subscriptions.gifter_id')
+    .selectAll('subscriptions')
+    .select(['b.login as broadcaster_login', 'b.display_name as broadcaster_name'])
+    .select(['g.login as gifter_login', 'g.display_name as gifter_name'])
+    .where('subscriptions.broadcaster_id', '=', broadcasterId)
+    .where('subscriptions.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
 export interface BroadcasterTotals {
   login: string;
   display_name: string;

@@ -1,5 +1,5 @@
 // `helixd export` of a seeded store of 2,000 users, then `helixd import` into an empty store: every
-// public operation (the 15 of docs/api.md, the report downloads and the two legacy operations
+// public read (the 18 of docs/api.md, the report downloads and the two legacy operations
 // included) answers byte for byte the same on both, page after page, on both stores.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -97,6 +97,18 @@ forEachStore(
       const clips = await db.selectFrom('clips').select('id').orderBy('id').limit(100).execute();
       const videos = await db.selectFrom('videos').select('id').orderBy('id').limit(100).execute();
       const sample = [seed.demoUserId, ...users.filter((_, i) => i % 100 === 7).map((u) => u.id)];
+      const subscriptions = await db
+        .selectFrom('subscriptions')
+        .select(['broadcaster_id', 'user_id'])
+        .execute();
+      /** Two channels the user subscribes to, if any, and one it does not (its own). */
+      const subscribedTo = (u: number) => [
+        ...subscriptions
+          .filter((s) => s.user_id === u)
+          .slice(0, 2)
+          .map((s) => s.broadcaster_id),
+        u,
+      ];
       const q = (name: string, values: readonly (string | number)[]) =>
         values.map((v) => `${name}=${encodeURIComponent(String(v))}`).join('&');
 
@@ -128,6 +140,13 @@ forEachStore(
           { url: `/helix/streams/markers?user_id=${u}&first=100`, user: u },
           { url: `/helix/channels/followers?broadcaster_id=${u}&first=100`, user: u },
           { url: `/helix/channels/followed?user_id=${u}&first=100`, user: u },
+          { url: `/helix/streams/followed?user_id=${u}&first=5`, user: u },
+          { url: `/helix/moderation/moderators?broadcaster_id=${u}&first=2`, user: u },
+          // A subscription of the user's or not (the 404 is compared too).
+          ...subscribedTo(u).map((b) => ({
+            url: `/helix/subscriptions/user?broadcaster_id=${b}&user_id=${u}`,
+            user: u,
+          })),
           { url: `/helix/users/follows?to_id=${u}&first=100` },
           { url: `/helix/users/follows?from_id=${u}&first=100` },
           { url: `/helix/tags/streams?broadcaster_id=${u}` },
@@ -177,9 +196,12 @@ forEachStore(
           '/helix/clips',
           '/helix/games',
           '/helix/games/top',
+          '/helix/moderation/moderators',
           '/helix/streams',
+          '/helix/streams/followed',
           '/helix/streams/markers',
           '/helix/subscriptions',
+          '/helix/subscriptions/user',
           '/helix/tags/streams',
           '/helix/users',
           '/helix/users/follows',
@@ -187,7 +209,7 @@ forEachStore(
           '/reports/extensions',
           '/reports/games',
         ],
-        'all 15 operations (reports of games and of extensions are one)',
+        'all 18 operations (reports of games and of extensions are one)',
       );
       assert.ok(compared > 300 && ok > 0.9 * compared, `${compared} answers compared, ${ok} of them 200`);
     });

@@ -1,5 +1,6 @@
-// The access matrix: each of the nine operations against each kind of caller, every cell with its
-// expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
+// The access matrix: each of the nine operations and of the user-token reads beside them
+// (/streams/followed, /subscriptions/user, /moderation/moderators) against each kind of caller,
+// every cell with its expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
 import assert from 'node:assert/strict';
@@ -26,6 +27,10 @@ const MISMATCH: Outcome = { status: 401, message: 'Client ID and OAuth token do 
 const NOT_BROADCASTER: Outcome = {
   status: 401,
   message: "The ID in broadcaster_id must match the user ID found in the request's OAuth token.",
+};
+const NOT_THE_USER: Outcome = {
+  status: 401,
+  message: "The ID in user_id must match the user ID found in the request's OAuth token.",
 };
 // docs/api.md: "markers of a video the token user does not own: 403, explains the ownership rule".
 const NOT_OWNER: Outcome = { status: 403, message: /only if they own the video/ };
@@ -54,6 +59,9 @@ interface Operation {
   cells: readonly Outcome[];
 }
 
+/** A channel the demo broadcaster subscribes to (read from the store before the matrix runs). */
+let demoSubscribesTo = 0;
+
 const OPERATIONS: Operation[] = [
   {
     path: '/subscriptions',
@@ -66,6 +74,55 @@ const OPERATIONS: Operation[] = [
       INVALID,
       USER_ONLY,
       scope('channel:read:subscriptions'),
+      OK,
+      NOT_BROADCASTER,
+      MISMATCH,
+    ],
+  },
+  {
+    path: '/streams/followed',
+    url: (s) => `/streams/followed?user_id=${s.demoUserId}`,
+    scope: 'user:read:follows',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('user:read:follows'),
+      OK,
+      NOT_THE_USER,
+      MISMATCH,
+    ],
+  },
+  {
+    path: '/subscriptions/user',
+    url: (s) => `/subscriptions/user?broadcaster_id=${demoSubscribesTo}&user_id=${s.demoUserId}`,
+    scope: 'user:read:subscriptions',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('user:read:subscriptions'),
+      OK,
+      NOT_THE_USER,
+      MISMATCH,
+    ],
+  },
+  {
+    path: '/moderation/moderators',
+    url: (s) => `/moderation/moderators?broadcaster_id=${s.demoUserId}`,
+    scope: 'moderation:read',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      // production accepts either scope, and names both
+      scope('moderation:read or channel:manage:moderators'),
       OK,
       NOT_BROADCASTER,
       MISMATCH,
@@ -253,6 +310,15 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
   before(async () => {
     t = await startTestApp(kind, { config: { legacy: true } });
     otherUserId = await anotherUser(t);
+    demoSubscribesTo = (
+      await t.store.db
+        .selectFrom('subscriptions')
+        .select('broadcaster_id')
+        .where('user_id', '=', t.seed?.demoUserId as number)
+        .orderBy('broadcaster_id')
+        .limit(1)
+        .executeTakeFirstOrThrow()
+    ).broadcaster_id;
   });
   after(() => t.close());
 

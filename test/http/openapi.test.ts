@@ -16,9 +16,12 @@ const OPERATIONS = [
   '/eventsub/subscriptions',
   '/games',
   '/games/top',
+  '/moderation/moderators',
   '/streams',
+  '/streams/followed',
   '/streams/markers',
   '/subscriptions',
+  '/subscriptions/user',
   '/tags/streams',
   '/users',
   '/users/follows',
@@ -100,11 +103,13 @@ forEachStore('GET /openapi.json', (kind) => {
       default: 20,
     });
     assert.equal(param('/helix/clips', 'id').schema.maxItems, 100);
+    assert.equal(param('/helix/moderation/moderators', 'user_id').schema.maxItems, 100);
     assert.equal(param('/helix/clips', 'is_featured').schema.type, 'boolean');
     assert.deepEqual(param('/helix/streams', 'type').schema.enum, ['all', 'live']);
     assert.deepEqual(param('/helix/videos', 'sort').schema.enum, ['time', 'trending', 'views']);
     assert.equal(param('/helix/videos', 'first').schema.default, undefined, 'no default with id lookups');
     assert.deepEqual(param('/helix/analytics/games', 'type').schema.default, 'overview_v2');
+    assert.equal(param('/helix/streams/followed', 'first').schema.default, 100, "production's page of 100");
     for (const p of OPERATIONS.filter((x) => !x.endsWith('/follows') && x !== '/tags/streams'))
       for (const x of op(`/helix${p}`).parameters ?? []) assert.notEqual(x.required, true, `${p} ${x.name}`);
   });
@@ -121,6 +126,7 @@ forEachStore('GET /openapi.json', (kind) => {
     }
     assert.ok(op('/helix/streams/markers').responses['403']);
     assert.ok(op('/helix/videos').responses['404']);
+    assert.ok(op('/helix/subscriptions/user').responses['404'], 'Check User Subscription: not a subscriber');
     assert.equal(op('/helix/streams').responses['404'], undefined);
   });
 
@@ -138,6 +144,14 @@ forEachStore('GET /openapi.json', (kind) => {
       { bearer: ['channel:read:subscriptions'], clientId: [] },
     ]);
     assert.equal(op('/helix/subscriptions')['x-token-kind'], 'user');
+    assert.deepEqual(op('/helix/streams/followed').security, [
+      { bearer: ['user:read:follows'], clientId: [] },
+    ]);
+    assert.equal(op('/helix/streams/followed')['x-token-kind'], 'user');
+    assert.deepEqual(op('/helix/moderation/moderators').security, [
+      { bearer: ['moderation:read'], clientId: [] },
+      { bearer: ['channel:manage:moderators'], clientId: [] },
+    ]);
     assert.deepEqual(op('/helix/streams/markers').security, [
       { bearer: ['user:read:broadcast'], clientId: [] },
       { bearer: ['channel:manage:broadcast'], clientId: [] },

@@ -1,8 +1,8 @@
 // `serve --live`: every paged operation walked page by page with a small `first` while the world
 // moves (its timer at a high rate, and more events made between pages through POST
 // /admin/live/step), on both stores: no row is listed twice, and every row present at the start and
-// at the end of the walk (read from the store directly) is listed. /streams and /games/top are
-// the listings whose order moves (viewer counts); the others only grow.
+// at the end of the walk (read from the store directly) is listed. /streams, /streams/followed and
+// /games/top are the listings whose order moves (viewer counts); the others only grow.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -115,6 +115,7 @@ forEachStore('walks under --live', (kind: StoreKind) => {
         'user:read:follows',
         'user:read:broadcast',
         'analytics:read:games',
+        'moderation:read',
       ]),
     );
     const ids = async (q: { execute(): Promise<{ id: number | string }[]> }) =>
@@ -135,6 +136,21 @@ forEachStore('walks under --live', (kind: StoreKind) => {
         first: 2,
         ids: field('id'),
         direct: () => ids(db.selectFrom('streams').select('id').where('language', '=', 'en')),
+      },
+      {
+        name: '/streams/followed',
+        path: `/helix/streams/followed?user_id=${demo}`,
+        headers: user,
+        first: 1,
+        ids: field('id'),
+        direct: () =>
+          ids(
+            db
+              .selectFrom('streams')
+              .innerJoin('follows', 'follows.to_id', 'streams.user_id')
+              .select('streams.id')
+              .where('follows.from_id', '=', demo),
+          ),
       },
       {
         name: '/games/top',
@@ -200,6 +216,15 @@ forEachStore('walks under --live', (kind: StoreKind) => {
         first: 5,
         ids: field('broadcaster_id'),
         direct: () => ids(db.selectFrom('follows').select('to_id as id').where('from_id', '=', demo)),
+      },
+      {
+        name: '/moderation/moderators',
+        path: `/helix/moderation/moderators?broadcaster_id=${demo}`,
+        headers: user,
+        first: 3,
+        ids: field('user_id'),
+        direct: () =>
+          ids(db.selectFrom('moderators').select('user_id as id').where('broadcaster_id', '=', demo)),
       },
       {
         name: '/streams/markers by video',

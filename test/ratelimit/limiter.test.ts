@@ -99,6 +99,27 @@ forEachStore('rate limits', (kind: StoreKind) => {
     assert.equal(limits(bad).remaining, 2, 'a 400 after the token check carries the headers');
   });
 
+  it("charges the user-token reads one point each, from the user's one bucket: a 404 and a 401 of the handler too", async () => {
+    const demo = t.seed?.demoUserId as number;
+    const token = await t.userToken(['user:read:follows', 'user:read:subscriptions', 'moderation:read']);
+    const answers = [
+      [`/helix/streams/followed?user_id=${demo}`, 200],
+      // The demo broadcaster does not subscribe to its own channel: production's 404.
+      [`/helix/subscriptions/user?broadcaster_id=${demo}&user_id=${demo}`, 404],
+      [`/mock/moderation/moderators?broadcaster_id=${demo}`, 200],
+      // Another channel's moderators: the handler's 401 comes after the charge.
+      [`/helix/moderation/moderators?broadcaster_id=${demo + 1}`, 401],
+      [`/helix/streams/followed?user_id=${demo}&first=1`, 200],
+    ] as const;
+    for (const [i, [url, status]] of answers.entries()) {
+      const res = await t.get(url, bearer(token));
+      assert.equal(res.statusCode, status, url);
+      assert.equal(limits(res).remaining, LIMIT - 1 - i, url);
+    }
+    const refused = await t.get(`/helix/streams/followed?user_id=${demo}`, bearer(token));
+    assert.equal(refused.statusCode, 429);
+  });
+
   it('charges nothing and sends no headers when the token is refused', async () => {
     const token = await t.appToken();
     const refused = await t.get('/helix/games/top', bearer('not-a-token'));

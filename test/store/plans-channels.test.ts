@@ -2,17 +2,21 @@
 // follows index that fits (follows_to_time for a channel's followers, follows_from_time for a
 // user's followed channels) in the page's order, with no full scan and no sort; the names are
 // primary-key lookups of users; the one-user checks, `total` and the moderator probe are index
-// probes or ranges. On SQLite (EXPLAIN QUERY PLAN) and PostgreSQL (EXPLAIN on a seeded, analyzed
+// probes or ranges; a channel's moderators (GET /moderation/moderators) are a range of the moderators
+// primary key. On SQLite (EXPLAIN QUERY PLAN) and PostgreSQL (EXPLAIN on a seeded, analyzed
 // store), with the SQL the store functions run.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
 import { countFollows, followOfPair, oneSidedPage } from '../../src/store/follows.ts';
-import { isModerator } from '../../src/store/moderators.ts';
+import { isModerator, moderatorsAmong, moderatorsPage } from '../../src/store/moderators.ts';
 import type { PageQuery } from '../../src/store/page.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
 import { middleKey, queryPlans } from './plans.ts';
+
+/** A channel (no user row needed) that every user of the store moderates. */
+const BIG_CHANNEL = 60_000_001;
 
 forEachStore('query plans of /channels/followers and /channels/followed', (kind: StoreKind) => {
   let t: TestApp;
@@ -31,6 +35,22 @@ forEachStore('query plans of /channels/followers and /channels/followed', (kind:
       .orderBy('from_id')
       .executeTakeFirstOrThrow();
     fan = top.from_id;
+    // GET /moderation/moderators: a channel moderated by every user, and 20,000 more rows of other
+    // channels, so that the moderators table is not one a planner reads whole.
+    const users = (await t.store.db.selectFrom('users').select('id').execute()).map((u) => u.id);
+    const rows = [
+      ...users.map((u) => ({ broadcaster_id: BIG_CHANNEL, user_id: u, created_at: 1_750_000_000 })),
+      ...Array.from({ length: 20_000 }, (_, i) => ({
+        broadcaster_id: 70_000_000 + (i % 2000),
+        user_id: 71_000_000 + i,
+        created_at: 1_750_000_000,
+      })),
+    ];
+    for (let i = 0; i < rows.length; i += 2000)
+      await t.store.db
+        .insertInto('moderators')
+        .values(rows.slice(i, i + 2000))
+        .execute();
     // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
     if (kind === 'postgres') await sql`analyze follows, users, moderators`.execute(t.store.db);
   });
@@ -107,6 +127,36 @@ forEachStore('query plans of /channels/followers and /channels/followed', (kind:
     };
     await counted({ to: demo }, ['follows_to_time']);
     await counted({ from: fan }, ['follows_from_time', 'follows_pk']);
+  });
+
+  for (const where of ['first page', 'after'] as const)
+    it(`moderators page (GET /moderation/moderators), ${where}: a range of the moderators primary key from the cursor, users by primary key, no sort`, async () => {
+      const { key, rows } = await middleKey((page) => moderatorsPage(t.store.db, BIG_CHANNEL, page));
+      assert.ok(rows > 1000);
+      const page: PageQuery = where === 'after' ? { first: 20, after: key } : { first: 20 };
+      const [q] = await captured((db) => moderatorsPage(db, BIG_CHANNEL, page));
+      assert.match((q as CompiledQuery).sql, /limit 21$/);
+      const lines = await plan(q as CompiledQuery);
+      assertIndexed(lines, 'moderators', 'moderators_pk');
+      assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
+      // The page starts at the cursor's user id within the channel's range, at any depth.
+      const text = lines.join('\n');
+      if (where === 'after')
+        assert.match(
+          text,
+          kind === 'sqlite'
+            ? /SEARCH moderators USING (COVERING )?INDEX sqlite_autoindex_moderators_1 \(broadcaster_id=\? AND user_id>\?\)/
+            : /Index Cond: \(\(broadcaster_id = '\d+'::bigint\) AND \(user_id > '\d+'::bigint\)\)/,
+          text,
+        );
+    });
+
+  it('moderators among given users: primary-key probes of moderators, users by primary key, no sort', async () => {
+    const some = (await moderatorsPage(t.store.db, BIG_CHANNEL, { first: 100 })).rows.map((r) => r.user_id);
+    const [q] = await captured((db) => moderatorsAmong(db, BIG_CHANNEL, some.reverse()));
+    const lines = await plan(q as CompiledQuery);
+    assertIndexed(lines, 'moderators', 'moderators_pk');
+    assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
   });
 
   it('the moderator check: one primary-key probe of moderators', async () => {

@@ -1,9 +1,9 @@
-// Query plans of the second statement of a page after a cursor of /streams and /games/top (the rows
-// moved since the walk's epoch, src/store/moves.ts): the log is read from the epoch on through its
-// primary key, each entry's "first move of its row after the epoch" is one probe of the log's (id,
-// seq) index, and the listed rows come by primary key; the moved rows are sorted (as many as moved
-// during the walk), nothing is read whole. The first statement and the first page are the plans of
-// plans-streams.test.ts and plans-subs-markers-games.test.ts.
+// Query plans of the second statement of a page after a cursor of /streams, /streams/followed and
+// /games/top (the rows moved since the walk's epoch, src/store/moves.ts): the log is read from the
+// epoch on through its primary key, each entry's "first move of its row after the epoch" is one probe
+// of the log's (id, seq) index, and the listed rows come by primary key; the moved rows are sorted
+// (as many as moved during the walk), nothing is read whole. The first statement and the first page
+// are the plans of plans-streams.test.ts and plans-subs-markers-games.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
@@ -29,7 +29,7 @@ forEachStore('query plans of the moved rows of /streams and /games/top', (kind: 
       .select(sql<number>`max(seq)`.as('n'))
       .executeTakeFirstOrThrow();
     epoch = Number(last.n) - 50;
-    if (kind === 'postgres') await sql`analyze streams, games, stream_moves, game_moves`.execute(db);
+    if (kind === 'postgres') await sql`analyze streams, games, stream_moves, game_moves, follows`.execute(db);
   });
   after(() => t.close());
 
@@ -75,6 +75,25 @@ forEachStore('query plans of the moved rows of /streams and /games/top', (kind: 
     const game = await t.store.db.selectFrom('streams').select('game_id').limit(1).executeTakeFirstOrThrow();
     const q = await streamsMoved({ gameIds: [game.game_id] }, { first: 20, after: [1000, 1], epoch });
     assertLogRead(await plan(q), 'stream_moves', 'streams');
+  });
+
+  it("/streams/followed after a cursor: the same, each moved row's channel one probe of the follows primary key", async () => {
+    const fan = await t.store.db
+      .selectFrom('follows')
+      .select('from_id')
+      .orderBy('from_id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const q = await streamsMoved({ followedBy: fan.from_id }, { first: 20, after: [1000, 1], epoch });
+    const text = await plan(q);
+    assertLogRead(text, 'stream_moves', 'streams');
+    if (kind === 'sqlite')
+      assert.match(
+        text,
+        /SEARCH fo (EXISTS )?USING COVERING INDEX sqlite_autoindex_follows_1 \(from_id=\? AND to_id=\?\)/,
+        text,
+      );
+    else assert.match(text, /Index Only Scan using follows_pk on follows fo/, text);
   });
 
   it('/games/top after a cursor: the log from the epoch on, probes of its rows and of games', async () => {

@@ -1,4 +1,5 @@
-// Query plans of GET /streams: every page shape (no filter; one or several users, games, languages;
+// Query plans of GET /streams (and GET /streams/followed, the walk of streams_viewers with a probe of
+// follows per stream): every page shape (no filter; one or several users, games, languages;
 // their combinations; first page, after a cursor, before a cursor) is an index range or an ordered
 // walk of an index in the page's order, with no sort and no full read of a table (on SQLite, of an
 // index that holds the whole page: migration 012; on PostgreSQL an Index Only Scan: 014), and the game names come from primary-key probes
@@ -16,6 +17,9 @@ import type { StoreKind } from '../support/stores.ts';
 import { middleKey, queryPlans } from './plans.ts';
 
 const LANGUAGES = ['en', 'de', 'fr', 'es', 'ja', 'pt', 'ko'];
+/** Users (no user rows needed) who follow 3,000 and 3 of the live channels. */
+const MANY_FOLLOWS = 80_000_001;
+const FEW_FOLLOWS = 80_000_002;
 
 forEachStore('query plans of /streams', (kind: StoreKind) => {
   let t: TestApp;
@@ -58,13 +62,32 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
         .insertInto('streams')
         .values(extra.slice(i, i + 2000))
         .execute();
+    // Two users' follows (GET /streams/followed): one follows 3,000 of the live channels, one 3.
+    await t.store.db
+      .insertInto('follows')
+      .values(
+        extra
+          .filter((_, i) => i % 10 === 0)
+          .map((s, i) => ({ from_id: MANY_FOLLOWS, to_id: s.user_id, followed_at: 1_750_000_000 + i })),
+      )
+      .execute();
+    await t.store.db
+      .insertInto('follows')
+      .values(
+        [extra[5], extra[15_000], extra[29_999]].map((s) => ({
+          from_id: FEW_FOLLOWS,
+          to_id: (s as (typeof extra)[number]).user_id,
+          followed_at: 1_750_000_000,
+        })),
+      )
+      .execute();
     const some = extra.filter((_, i) => i % 97 === 0);
     users = some.map((s) => s.user_id);
     userGame = (some[3] as (typeof some)[number]).game_id;
     // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
     // Vacuumed too, as autovacuum keeps a served store: an index-only scan's cost counts the table
     // pages not yet marked all-visible, and a store fresh from its inserts has none marked.
-    if (kind === 'postgres') await sql`vacuum analyze streams, games, users`.execute(t.store.db);
+    if (kind === 'postgres') await sql`vacuum analyze streams, games, users, follows`.execute(t.store.db);
   });
   after(() => t.close());
 
@@ -171,6 +194,31 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
           keyed: where !== 'first page',
           walk: where === 'first page' && indexes[0] === 'streams_viewers',
         });
+      });
+
+  // GET /streams/followed: the streams_viewers walk of a page of several users, each stream's channel
+  // checked with one probe of the follows primary key, whether the user follows few channels or many
+  // (PostgreSQL's statistics of follows must not turn it into a join of the user's follows and a sort).
+  for (const [name, follower] of [
+    ['followed by a user of 3,000 follows', MANY_FOLLOWS],
+    ['followed by a user of 3 follows', FEW_FOLLOWS],
+  ] as const)
+    for (const where of ['first page', 'after'] as const)
+      it(`${name}, ${where}: streams_viewers in page order, follows by primary key, no sort`, async () => {
+        const f: StreamFilters = { followedBy: follower };
+        const { key, rows } = await middleKey((page) => streamsPage(t.store.db, f, page));
+        assert.equal(rows, follower === MANY_FOLLOWS ? 3000 : 3);
+        const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, after: key };
+        const lines = await plan(await firstStatement(f, page));
+        assertPlan(lines, ['streams_viewers'], { keyed: where === 'after', walk: where === 'first page' });
+        const text = lines.join('\n');
+        if (kind === 'sqlite')
+          assert.match(
+            text,
+            /^SEARCH fo (EXISTS )?USING COVERING INDEX sqlite_autoindex_follows_1 \(from_id=\? AND to_id=\?\)/m,
+            text,
+          );
+        else assert.match(text, /Index Only Scan using follows_pk on follows fo/, text);
       });
 
   it('a page writes its LIMIT into the SQL text and binds every filter value', async () => {

@@ -1,10 +1,11 @@
 // Query plans of GET /subscriptions, GET /streams/markers and GET /games/top: every paged query
 // shape is an index range scan in the order of the page (no full scan of a table, no sort), of an
 // index that holds the whole page (migration 012 on SQLite, 012 and 014 on PostgreSQL), and
-// the lookups around it are primary-key or index probes, on SQLite (EXPLAIN QUERY PLAN) and on
-// PostgreSQL (plain EXPLAIN on a seeded, analyzed store; no planner switches). The SQL is exactly
-// what the routes' store functions run: they are called with a Kysely instance whose plugin
-// records each query, which is then compiled by the store's own dialect.
+// the lookups around it (and GET /subscriptions/user's one) are primary-key or index probes, on
+// SQLite (EXPLAIN QUERY PLAN) and on PostgreSQL (plain EXPLAIN on a seeded, analyzed store; no
+// planner switches). The SQL is exactly what the routes' store functions run: they are called with
+// a Kysely instance whose plugin records each query, which is then compiled by the store's own
+// dialect.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
@@ -17,7 +18,12 @@ import {
   videoById,
 } from '../../src/store/markers.ts';
 import type { PageQuery } from '../../src/store/page.ts';
-import { broadcasterTotals, subscriptionsOfUsers, subscriptionsPage } from '../../src/store/subscriptions.ts';
+import {
+  broadcasterTotals,
+  subscriptionOfUser,
+  subscriptionsOfUsers,
+  subscriptionsPage,
+} from '../../src/store/subscriptions.ts';
 import { usersByIds } from '../../src/store/users.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
@@ -139,6 +145,23 @@ forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (
       assertIndexed(lines, 'subscriptions', 'subscriptions_pk');
       if (names) assertIndexed(lines, 'users', 'users_pkey', { alias: 'u' });
     });
+
+  it("a user's own subscription (GET /subscriptions/user): one primary-key probe, the broadcaster and gifter by primary key", async () => {
+    const gift = await t.store.db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('broadcaster_id', '=', demo)
+      .where('is_gift', '=', 1)
+      .orderBy('user_id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    assert.equal((await subscriptionOfUser(t.store.db, demo, gift.user_id))?.gifter_id, gift.gifter_id);
+    const [q] = await captured((db) => subscriptionOfUser(db, demo, gift.user_id));
+    const lines = await plan(q as CompiledQuery);
+    assertIndexed(lines, 'subscriptions', 'subscriptions_pk');
+    assertIndexed(lines, 'users', 'users_pkey', { alias: 'b' });
+    assertIndexed(lines, 'users', 'users_pkey', { alias: 'g' });
+  });
 
   it("markers lookups: the video by primary key, the user's most recent video from videos_user_time, the editor probe from markers_video_creator_time", async () => {
     let [q] = await captured((db) => videoById(db, video));
