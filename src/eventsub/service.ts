@@ -88,9 +88,29 @@ interface Entry {
  */
 type EnabledReads = Map<string, { row: SubscriptionRow; withEmail: boolean } | null>;
 
+/** What a control row's payload holds; empty for one that is not a JSON object. */
+interface ControlArgs {
+  subscription_id?: unknown;
+  status?: unknown;
+  silenced?: unknown;
+}
+
+/**
+ * A control row's payload. Only helixd writes these rows, but one that did not parse must not stop
+ * the tail (it would read the same batch again and again): it is taken as empty, and so ignored.
+ */
+function controlArgs(ev: EventRow): ControlArgs {
+  try {
+    const args: unknown = JSON.parse(ev.payload);
+    return typeof args === 'object' && args !== null ? (args as ControlArgs) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** The `subscription_id` of a control row's payload, when it names one. */
 function subscriptionIdOf(ev: EventRow): string | undefined {
-  const id = (JSON.parse(ev.payload) as { subscription_id?: unknown }).subscription_id;
+  const id = controlArgs(ev).subscription_id;
   return typeof id === 'string' ? id : undefined;
 }
 
@@ -299,7 +319,16 @@ export class EventSubService {
     let event: Record<string, unknown> | undefined;
     for (const e of targets.values()) {
       if (ev.id <= e.row.from_event || (only && e.session !== only)) continue;
-      event ??= JSON.parse(ev.payload) as Record<string, unknown>;
+      try {
+        event ??= JSON.parse(ev.payload) as Record<string, unknown>;
+      } catch (err) {
+        // Written by helixd, so never seen; but a row that does not parse must not stop the tail.
+        this.#d.log.error(
+          { err, event: ev.id },
+          'eventsub: an event whose payload does not parse was skipped',
+        );
+        return;
+      }
       // The email only for a subscriber granted user:read:email (the platform's rule): else ''.
       const shown = ev.type === 'user.update' && !e.withEmail ? { ...event, email: '' } : event;
       this.#send(e, ev, notificationMessage(e.row, ev.id, shown));
@@ -332,11 +361,7 @@ export class EventSubService {
   }
 
   async #control(ev: EventRow, enabled: EnabledReads): Promise<void> {
-    const args = JSON.parse(ev.payload) as {
-      subscription_id?: unknown;
-      status?: unknown;
-      silenced?: unknown;
-    };
+    const args = controlArgs(ev);
     if (ev.match_key.startsWith('session:')) {
       const sessionId = ev.match_key.slice('session:'.length);
       switch (ev.type) {

@@ -305,4 +305,38 @@ forEachStore('EventSub: the order of delivery within one batch of the tail', (ki
     withScope.ws.close();
     without.ws.close();
   });
+
+  it('a control row whose payload does not parse is passed over: the tail reads on', async () => {
+    // Only helixd writes these rows, so one that does not parse is written here directly (the
+    // public surface cannot make it); a tail that threw on it would read the same batch forever.
+    const c = await connect(port);
+    const u = await subscribe(c.session, 'user.update', { user_id: B }, B);
+    const release = await hold(holderStore);
+    try {
+      await t.store.db
+        .insertInto('events')
+        .values([
+          {
+            kind: 'control',
+            type: 'subscription.enabled',
+            match_key: `session:${c.session}`,
+            payload: '{not json',
+            at: Date.now(),
+          },
+          {
+            kind: 'control',
+            type: 'subscription.deleted',
+            match_key: `session:${c.session}`,
+            payload: '[]',
+            at: Date.now(),
+          },
+        ])
+        .execute();
+      await updateB('after a row that does not parse');
+    } finally {
+      await release();
+    }
+    await updatedB(c, u, 'after a row that does not parse');
+    c.ws.close();
+  });
 });
