@@ -16,6 +16,7 @@
 //   npm run bench:eventsub -- --db postgres://user@host/db   the same on PostgreSQL (seeded when empty)
 //   other flags: --sessions N --rate N (writes/s) --seconds N (of writes) --read-seconds N
 //                --rounds N (of read runs) --connections N --generator wrk|autocannon
+//                --keepalive N   the sessions' keepalive_timeout_seconds (600: none in a run)
 //                --cpu-prof   a CPU profile of helixd over each read run (through its inspector),
 //                             written beside the report, with the GC's and the timers' share
 //                             printed (the profiler costs CPU: compare the runs of one such bench)
@@ -55,6 +56,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string' },
     'read-seconds': { type: 'string' },
+    keepalive: { type: 'string', default: '600' },
     rounds: { type: 'string' },
     connections: { type: 'string', default: '64' },
     generator: { type: 'string' },
@@ -70,6 +72,7 @@ const writeSeconds = Number(args.seconds ?? (quick ? 2 : 20));
 const readSeconds = Number(args['read-seconds'] ?? (quick ? 2 : 10));
 const rounds = Number(args.rounds ?? (quick ? 1 : 3));
 const connections = Number(args.connections);
+const keepalive = Number(args.keepalive);
 for (const [k, v] of Object.entries({
   sessions,
   rate,
@@ -77,6 +80,7 @@ for (const [k, v] of Object.entries({
   readSeconds,
   rounds,
   connections,
+  keepalive,
 }))
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${k}: a whole number of at least 1 is needed`);
 if (sessions > USERS - 1) throw new Error(`--sessions: at most ${USERS - 1} (one user each)`);
@@ -284,7 +288,9 @@ async function main(): Promise<void> {
   const profiler = args['cpu-prof'] ? await profilerOf(output) : undefined;
   const results = join(ROOT, 'bench', 'results');
   const day = new Date().toISOString().slice(0, 10);
-  const wsUrl = `${base.replace('http', 'ws')}/ws?keepalive_timeout_seconds=600`;
+  // 600 s (the most) by default: an idle session then sends no keepalive in a read run; 10 (the
+  // platform's default) sends one every 9 s, which this process receives and parses.
+  const wsUrl = `${base.replace('http', 'ws')}/ws?keepalive_timeout_seconds=${keepalive}`;
   const clients: Client[] = [];
   let onNotification: OnNotification = () => {};
   let unexpected = 0;
@@ -420,7 +426,7 @@ async function main(): Promise<void> {
     for (let i = 0; lists.some((l) => i < l.length); i++)
       for (const l of lists) if (i < l.length) mix.push(l[i] as BenchRequest);
     say(
-      `reads: ${mix.length} first-page requests of ${lists.length} query kinds, ${generator}, ${connections} connections, 2 s warm-up then ${readSeconds} s a run`,
+      `reads: ${mix.length} first-page requests of ${lists.length} query kinds, ${generator}, ${connections} connections, 2 s warm-up then ${readSeconds} s a run; the sessions' keepalive timeout ${keepalive} s`,
     );
     const load = (s: number) =>
       runLoad(generator, { base, requests: mix, clientId, connections, seconds: s, scratch });
