@@ -117,18 +117,20 @@ export async function runTimed(
 
 /**
  * `helixd serve --workers n` on `db`, ready once the primary says every worker serves; `extra`: more
- * flags of `serve` (such as `--admin-token`).
+ * flags of `serve` (such as `--admin-token`); `nodeFlags`: flags of node itself (such as
+ * `--inspect`). `output()`: the last 20,000 characters it printed.
  */
 export async function startHelixd(
   db: string,
   workers: number,
   extra: string[] = [],
-): Promise<{ child: ChildProcess; base: string }> {
+  nodeFlags: string[] = [],
+): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--db', db, '--port', String(port), '--workers', String(workers)].concat([
+    [...nodeFlags, BIN, 'serve', '--db', db, '--port', String(port), '--workers', String(workers)].concat([
       '--log-level',
       'warn',
       '--rate-limit',
@@ -157,5 +159,5 @@ export async function startHelixd(
     await stopChild(child);
     throw new Error(`${(err as Error).message}\n${out}`);
   }
-  return { child, base };
+  return { child, base, output: () => out };
 }

@@ -3,7 +3,9 @@
 //   1. the memory of an idle session: the server's VmRSS before and after 1,000 sockets are opened,
 //      each with one subscription (so that it is not closed as unused), over 1,000;
 //   2. the read operations with those sessions idle against none: the first-page mix of
-//      `bench:workers`, wrk, runs interleaved (idle, none, none, idle, ...);
+//      `bench:workers`, wrk, runs interleaved (idle, none, none, idle, ...), with each run's CPU:
+//      helixd's per request (its main thread's too), this process's (it holds the sessions'
+//      sockets), and the rest of the machine's;
 //   3. the latency of a notification: 1,000 sessions with 10 subscriptions each (10,000), one user
 //      per session, then channel.follow triggers (POST /admin/eventsub/trigger) at a steady rate;
 //      for each notification, its receipt minus the time its write was sent and minus the time the
@@ -14,10 +16,14 @@
 //   npm run bench:eventsub -- --db postgres://user@host/db   the same on PostgreSQL (seeded when empty)
 //   other flags: --sessions N --rate N (writes/s) --seconds N (of writes) --read-seconds N
 //                --rounds N (of read runs) --connections N --generator wrk|autocannon
+//                --keepalive N   the sessions' keepalive_timeout_seconds (600: none in a run)
+//                --cpu-prof   a CPU profile of helixd over each read run (through its inspector),
+//                             written beside the report, with the GC's and the timers' share
+//                             printed (the profiler costs CPU: compare the runs of one such bench)
 
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -50,9 +56,11 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '100' },
     seconds: { type: 'string' },
     'read-seconds': { type: 'string' },
+    keepalive: { type: 'string', default: '600' },
     rounds: { type: 'string' },
     connections: { type: 'string', default: '64' },
     generator: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -64,6 +72,7 @@ const writeSeconds = Number(args.seconds ?? (quick ? 2 : 20));
 const readSeconds = Number(args['read-seconds'] ?? (quick ? 2 : 10));
 const rounds = Number(args.rounds ?? (quick ? 1 : 3));
 const connections = Number(args.connections);
+const keepalive = Number(args.keepalive);
 for (const [k, v] of Object.entries({
   sessions,
   rate,
@@ -71,6 +80,7 @@ for (const [k, v] of Object.entries({
   readSeconds,
   rounds,
   connections,
+  keepalive,
 }))
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${k}: a whole number of at least 1 is needed`);
 if (sessions > USERS - 1) throw new Error(`--sessions: at most ${USERS - 1} (one user each)`);
@@ -104,6 +114,75 @@ const ownCpuSeconds = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
 };
+
+/** A V8 CPU profile (the inspector's Profiler.stop): its call tree and samples. */
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * The inspector of a process started with `--inspect=127.0.0.1:0` (its URL read from what it
+ * printed): its V8 profiler started and stopped on demand, so that a profile covers one run.
+ */
+async function profilerOf(output: () => string): Promise<{
+  start(): Promise<void>;
+  stop(): Promise<CpuProfile>;
+  close(): void;
+}> {
+  const url = /Debugger listening on (ws:\/\/\S+)/.exec(output())?.[1];
+  if (!url) throw new Error(`no inspector URL in helixd's output:\n${output()}`);
+  const socket = new WebSocket(url);
+  await new Promise((res, rej) => {
+    socket.once('open', res);
+    socket.once('error', rej);
+  });
+  let id = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  socket.on('message', (data) => {
+    const m = JSON.parse(String(data)) as { id?: number; result?: unknown };
+    if (m.id !== undefined) waiting.get(m.id)?.(m.result);
+  });
+  const call = (method: string, params: object = {}) =>
+    new Promise<unknown>((res) => {
+      waiting.set(++id, res);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  await call('Profiler.enable');
+  await call('Profiler.setSamplingInterval', { interval: 250 });
+  return {
+    start: async () => void (await call('Profiler.start')),
+    stop: async () => ((await call('Profiler.stop')) as { profile: CpuProfile }).profile,
+    close: () => socket.close(),
+  };
+}
+
+/**
+ * A profile's sampled time (µs) in the garbage collector, under Node's timers (`processTimers`
+ * and every callback it runs: the sessions' pings and keepalives, and the timers helixd has
+ * without sessions too), and in all but idle.
+ */
+function profileShares(p: CpuProfile): { gc: number; timers: number; total: number } {
+  const nodes = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const underTimers = (id: number): boolean => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+      if (nodes.get(at)?.callFrame.functionName === 'processTimers') return true;
+    return false;
+  };
+  const t = { gc: 0, timers: 0, total: 0 };
+  p.samples.forEach((id, i) => {
+    const f = nodes.get(id)?.callFrame;
+    const dt = p.timeDeltas[i] ?? 0;
+    if (!f || f.functionName === '(idle)') return;
+    t.total += dt;
+    if (f.functionName === '(garbage collector)') t.gc += dt;
+    else if (underTimers(id)) t.timers += dt;
+  });
+  return t;
+}
 
 /** Runs `fn` over `items`, `n` at a time. */
 async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -199,9 +278,19 @@ async function main(): Promise<void> {
     );
   const reads = await benchTokens(store.db, clientId);
 
-  const { child, base } = await startHelixd(url, 1, ['--admin-token', ADMIN]);
+  const { child, base, output } = await startHelixd(
+    url,
+    1,
+    ['--admin-token', ADMIN],
+    args['cpu-prof'] ? ['--inspect=127.0.0.1:0'] : [],
+  );
   const pid = child.pid as number;
-  const wsUrl = `${base.replace('http', 'ws')}/ws?keepalive_timeout_seconds=600`;
+  const profiler = args['cpu-prof'] ? await profilerOf(output) : undefined;
+  const results = join(ROOT, 'bench', 'results');
+  const day = new Date().toISOString().slice(0, 10);
+  // 600 s (the most) by default: an idle session then sends no keepalive in a read run; 10 (the
+  // platform's default) sends one every 9 s, which this process receives and parses.
+  const wsUrl = `${base.replace('http', 'ws')}/ws?keepalive_timeout_seconds=${keepalive}`;
   const clients: Client[] = [];
   let onNotification: OnNotification = () => {};
   let unexpected = 0;
@@ -337,7 +426,7 @@ async function main(): Promise<void> {
     for (let i = 0; lists.some((l) => i < l.length); i++)
       for (const l of lists) if (i < l.length) mix.push(l[i] as BenchRequest);
     say(
-      `reads: ${mix.length} first-page requests of ${lists.length} query kinds, ${generator}, ${connections} connections, 2 s warm-up then ${readSeconds} s a run`,
+      `reads: ${mix.length} first-page requests of ${lists.length} query kinds, ${generator}, ${connections} connections, 2 s warm-up then ${readSeconds} s a run; the sessions' keepalive timeout ${keepalive} s`,
     );
     const load = (s: number) =>
       runLoad(generator, { base, requests: mix, clientId, connections, seconds: s, scratch });
@@ -368,7 +457,9 @@ async function main(): Promise<void> {
         client: ownCpuSeconds(),
         machine: machineBusySeconds(),
       };
+      await profiler?.start();
       const r = await load(readSeconds);
+      const profile = await profiler?.stop();
       const helixd = (cpuSeconds(pid) ?? NaN) - before.helixd;
       const main = (threadCpuUs(pid) ?? NaN) - before.main;
       const client = ownCpuSeconds() - before.client;
@@ -389,6 +480,17 @@ async function main(): Promise<void> {
       say(
         `      CPU: helixd ${fmt(c.helixdUsPerRequest, 1)} us a request (${fmt(c.helixd, 2)} s; its main thread ${fmt(c.mainUsPerRequest, 1)} us a request); the bench process ${fmt(c.client, 2)} s; the rest of the machine ${fmt(c.rest, 2)} s; of ${fmt(c.seconds * cores, 1)} s on ${cores} cores`,
       );
+      if (profile) {
+        const n = runs.idle.length + runs.none.length;
+        const name = join(results, `${day}-eventsub-${pg ? 'postgres' : 'sqlite'}-${n}-${which}.cpuprofile`);
+        await mkdir(results, { recursive: true });
+        await writeFile(name, JSON.stringify(profile));
+        const t = profileShares(profile);
+        const per = (us: number) => `${fmt(us / r.requests, 1)} us a request`;
+        say(
+          `      profile: ${per(t.total)} sampled on the main thread; the GC ${per(t.gc)}, timers and their callbacks ${per(t.timers)} (${name})`,
+        );
+      }
     }
     const idleRps = median(runs.idle.map((r) => r.rps));
     const noneRps = median(runs.none.map((r) => r.rps));
@@ -546,18 +648,14 @@ async function main(): Promise<void> {
     };
     if (missing > 0 || refused > 0) process.exitCode = 1;
   } finally {
+    profiler?.close();
     for (const c of clients) c.socket.terminate();
     await stopChild(child);
     await store.close();
     await rm(scratch, { recursive: true, force: true });
   }
-  const results = join(ROOT, 'bench', 'results');
   await mkdir(results, { recursive: true });
-  const file = join(
-    results,
-    `${new Date().toISOString().slice(0, 10)}-eventsub-${pg ? 'postgres' : 'sqlite'}.json`,
-  );
-  const { writeFile } = await import('node:fs/promises');
+  const file = join(results, `${day}-eventsub-${pg ? 'postgres' : 'sqlite'}.json`);
   await writeFile(file, JSON.stringify({ quick, store: pg ? 'postgres' : 'sqlite', ...report }, null, 2));
   say(
     `load average at end: ${loadavg()

@@ -407,7 +407,7 @@ export class EventSubService {
    * the sessions held here: one query for all of them, and one for the `user:read:email` grants of
    * the `user.update` ones, where reading each at its row cost a query or two per row, one row
    * after the other (10,000 subscriptions made left the tail that many queries behind the writes on
-   * PostgreSQL: docs/perf/2026-11-27-eventsub.md). The order is kept: these reads come after the
+   * PostgreSQL: docs/perf/2026-11-27-eventsub-2.md). The order is kept: these reads come after the
    * batch's own, as each row's read did, so they see every change the batch records (and perhaps
    * later ones, whose control rows the tail reads next); the index still changes only as #control
    * reaches each control row, so an event between two control rows meets exactly the subscriptions
