@@ -139,7 +139,12 @@ export class FastSqliteDriver implements Driver {
     while (this.#holder !== undefined) await this.#turn();
     this.#holder = connection as Connection;
     try {
-      this.#run(CompiledQuery.raw('begin'));
+      // IMMEDIATE: the write lock is taken here, where the busy timeout waits for another process
+      // (a worker of --workers, another instance) to commit. A deferred transaction that reads and
+      // then writes would ask for it at its first write, and when another process had committed
+      // since its read began, SQLite answers SQLITE_BUSY at once, without waiting: a 503 for a write
+      // that only had to wait its turn.
+      this.#run(CompiledQuery.raw('begin immediate'));
     } catch (e) {
       this.#end();
       throw e;
