@@ -53,10 +53,13 @@ forEachStore('query plans of /subscriptions, /streams/markers and /games/top', (
         .values(extra.slice(i, i + 2000))
         .execute();
     // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
-    if (kind === 'postgres')
-      await sql`analyze games, subscriptions, subscription_totals, markers, videos, users`.execute(
-        t.store.db,
-      );
+    // The 20,000 new games are vacuumed too, as autovacuum would soon do: the cost of an index-only
+    // scan of games_top_live depends on the visibility map, and whether autovacuum had yet come to
+    // the new rows decided, on a loaded machine, between that scan and a scan with a sort.
+    if (kind === 'postgres') {
+      await sql`vacuum analyze games`.execute(t.store.db);
+      await sql`analyze subscriptions, subscription_totals, markers, videos, users`.execute(t.store.db);
+    }
   });
   after(() => t.close());
 
