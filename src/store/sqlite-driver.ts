@@ -29,6 +29,7 @@ import {
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
+  type TransactionSettings,
 } from 'kysely';
 
 // The same SQL text always gets the same prepared statement. Reusing one is safe: a statement runs
@@ -135,7 +136,7 @@ export class FastSqliteDriver implements Driver {
     return connection;
   }
 
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     while (this.#holder !== undefined) await this.#turn();
     this.#holder = connection as Connection;
     try {
@@ -143,8 +144,8 @@ export class FastSqliteDriver implements Driver {
       // (a worker of --workers, another instance) to commit. A deferred transaction that reads and
       // then writes would ask for it at its first write, and when another process had committed
       // since its read began, SQLite answers SQLITE_BUSY at once, without waiting: a 503 for a write
-      // that only had to wait its turn.
-      this.#run(CompiledQuery.raw('begin immediate'));
+      // that only had to wait its turn. A transaction declared read only needs no lock: deferred.
+      this.#run(CompiledQuery.raw(settings.accessMode === 'read only' ? 'begin' : 'begin immediate'));
     } catch (e) {
       this.#end();
       throw e;

@@ -77,10 +77,14 @@ async function hold(store: Store): Promise<() => Promise<void>> {
   const holding = new Promise<void>((r) => {
     held = r;
   });
-  const done = store.db.transaction().execute(async () => {
-    held();
-    await released;
-  });
+  // Read only: on SQLite it takes no lock on the file (a read-write one would keep the writer out).
+  const done = store.db
+    .transaction()
+    .setAccessMode('read only')
+    .execute(async () => {
+      held();
+      await released;
+    });
   await holding;
   return async () => {
     release();
