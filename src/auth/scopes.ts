@@ -12,11 +12,12 @@ export const SPEC_SCOPES = [
  * The scopes the served operations need: those four, plus those of the lookups real clients
  * start with (/users' email, /channels/followers' list, /channels/followed and /streams/followed),
  * of the reads around them (/subscriptions/user, /moderation/moderators), and of the writes (PUT
- * /users, DELETE /videos). A user token with all of them may call every operation; the start-up
+ * /users, POST /streams/markers, DELETE /videos). A user token with all of them may call every operation; the start-up
  * banner prints one.
  */
 export const OPERATION_SCOPES = [
   ...SPEC_SCOPES,
+  'channel:manage:broadcast',
   'channel:manage:videos',
   'moderation:read',
   'moderator:read:followers',
@@ -32,7 +33,6 @@ export const SCOPES = [
   'channel:bot',
   'channel:edit:commercial',
   'channel:manage:ads',
-  'channel:manage:broadcast',
   'channel:manage:extensions',
   'channel:manage:guest_star',
   'channel:manage:moderators',
