@@ -9,15 +9,19 @@ export const SPEC_SCOPES = [
 ] as const;
 
 /**
- * The scopes the served operations read: those four, plus those of the lookups real clients
+ * The scopes the served operations need: those four, plus those of the lookups real clients
  * start with (/users' email, /channels/followers' list, /channels/followed and /streams/followed),
- * and of the reads around them (/subscriptions/user, /moderation/moderators). A user token with all
- * of them may call every operation; the start-up banner prints one.
+ * of the reads around them (/subscriptions/user, /moderation/moderators), and of the writes (PUT
+ * /users, POST /streams/markers, DELETE /videos). A user token with all of them may call every operation; the start-up
+ * banner prints one.
  */
 export const OPERATION_SCOPES = [
   ...SPEC_SCOPES,
+  'channel:manage:broadcast',
+  'channel:manage:videos',
   'moderation:read',
   'moderator:read:followers',
+  'user:edit',
   'user:read:email',
   'user:read:follows',
   'user:read:subscriptions',
@@ -29,7 +33,6 @@ export const SCOPES = [
   'channel:bot',
   'channel:edit:commercial',
   'channel:manage:ads',
-  'channel:manage:broadcast',
   'channel:manage:extensions',
   'channel:manage:guest_star',
   'channel:manage:moderators',
@@ -38,7 +41,6 @@ export const SCOPES = [
   'channel:manage:raids',
   'channel:manage:redemptions',
   'channel:manage:schedule',
-  'channel:manage:videos',
   'channel:manage:vips',
   'channel:moderate',
   'channel:read:ads',
@@ -56,7 +58,6 @@ export const SCOPES = [
   'chat:read',
   'clips:edit',
   'user:bot',
-  'user:edit',
   'user:edit:broadcast',
   'user:manage:blocked_users',
   'user:read:blocked_users',

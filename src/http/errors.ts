@@ -61,6 +61,10 @@ export function validationMessage(errors: AjvError[]): string {
       return `The parameter "${name}" was malformed: the value must be greater than or equal to ${e.params.limit}`;
     case 'maxItems':
       return `The parameter "${name}" may be given at most ${e.params.limit} times`;
+    // Production's wording (Update User: "The string in the description query parameter is too
+    // long"), with the limit.
+    case 'maxLength':
+      return `The string in the "${name}" query parameter is too long: at most ${e.params.limit} characters`;
     case 'enum':
       return `The parameter "${name}" was malformed: the value must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
     case 'type':

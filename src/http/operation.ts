@@ -28,11 +28,15 @@ export interface OperationRequest<Q> {
 /** The error statuses an operation may answer besides the ones every operation may (COMMON_ERRORS). */
 export type OperationErrors = Partial<Record<403 | 404 | 409 | 429, string>>;
 
-/** The methods an operation may be served with. */
-export type OperationMethod = 'GET' | 'POST' | 'DELETE';
+/**
+ * The methods an operation may be served with. Only the operations Helix serves with them are
+ * writes (docs/api.md: PUT /users, POST /streams/markers, DELETE /videos, and EventSub's POST and
+ * DELETE); every other method of an operation's path is a 405 (refuseOtherMethods).
+ */
+export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface OperationDef<P extends TProperties, R extends TSchema> {
-  /** GET (the default), POST or DELETE */
+  /** GET (the default), POST, PUT or DELETE */
   method?: OperationMethod;
   /** the operation's path under each prefix, e.g. '/games/top' */
   path: string;
@@ -162,8 +166,10 @@ export function registerOperations(
     refuseOtherMethods(scope, defs, methods);
   };
   // Operations with a body read it with their own parsers, in a scope of their own: the app's other
-  // routes read none, or their own (the token service's, the admin API's).
-  if (defs.some((d) => d.body !== undefined))
+  // routes read none, or their own (the token service's, the admin API's). A path with a write that
+  // takes no body (PUT /users, DELETE /videos) gets them too, so that a body sent with it is passed
+  // over as on every other method but POST, never read by the app's parsers.
+  if (defs.some((d) => d.body !== undefined || (d.method ?? 'GET') !== 'GET'))
     app.register(async (scope) => {
       operationBodies(scope);
       add(scope);

@@ -7,9 +7,11 @@ import { sql, type Transaction } from 'kysely';
 import { Compile } from 'typebox/compile';
 import { HelixError } from '../http/errors.ts';
 import { inserter } from '../store/bulk.ts';
+import { detachClipsFromVideos } from '../store/clips.ts';
 import type { Dialect, Store } from '../store/db.ts';
 import { eventsCommitted, type NewEvent, recordEvents } from '../store/events.ts';
 import { revokeSubscriptions } from '../store/eventsub-subscriptions.ts';
+import { deleteMarkersOfVideos } from '../store/markers.ts';
 import {
   anyRowNames,
   deleteByKey,
@@ -23,6 +25,7 @@ import {
 } from '../store/records.ts';
 import type { Database } from '../store/schema.ts';
 import { findUnstorable, unstorableText } from '../store/text.ts';
+import { deleteVideoRows, videoOwners } from '../store/videos.ts';
 import { parseNumericId } from '../wire/ids.ts';
 import { EVENT_KINDS, eventsOfDelete, eventsOfWrite, USER_UPDATE_COLUMNS } from './events.ts';
 import { FieldRule, ruleOfPattern } from './fields.ts';
@@ -502,13 +505,14 @@ const MOVES_LOCK = 0x6d6f766573;
 /**
  * Writes runs that `prepareRuns` made, in order: a record may name records written before it in
  * the same call. All of them or none: the first refusal throws a RecordError and nothing is
- * written (with `trx`, the caller's transaction is left to roll back).
+ * written (with `trx`, the caller's transaction is left to roll back). Returns how many EventSub
+ * events the write recorded.
  */
 export async function writeRuns(
   store: Store,
   runs: readonly PreparedRun[],
   opts: WriteOptions,
-): Promise<void> {
+): Promise<number> {
   const write = async (trx: Transaction<Database>) => {
     if (runs.some((r) => r.kind === 'stream')) await lockMoves(trx, store.dialect);
     const insert = inserter(trx, store.dialect);
@@ -516,10 +520,12 @@ export async function writeRuns(
     for (const run of runs) events.push(...(await writeRun(trx, run, opts, insert, store.dialect)));
     return (await recordEvents(trx, store.dialect, events, Date.now())).length;
   };
-  // In the caller's transaction, the caller commits: serving processes find its events by their
-  // tails' polls (src/eventsub/).
-  if (opts.trx) await write(opts.trx);
-  else if ((await store.db.transaction().execute(write)) > 0) eventsCommitted(store);
+  // In the caller's transaction, the caller commits (and calls eventsCommitted when this says it
+  // recorded events): serving processes find them by their tails' polls (src/eventsub/).
+  if (opts.trx) return write(opts.trx);
+  const recorded = await store.db.transaction().execute(write);
+  if (recorded > 0) eventsCommitted(store);
+  return recorded;
 }
 
 /**
@@ -534,6 +540,62 @@ export async function writeRecords(
   const prepared = items.map(prepareRecord);
   await writeRuns(store, runsOf(prepared), opts);
   return opts.echo ? prepared.map((r) => r.kind.fromRow(r.row)) : [];
+}
+
+/**
+ * Changes some fields of the record of `kind` with this key (keyColumns values): it is read, `patch`
+ * laid over it, and the whole written back through the write path (every check, and the events the
+ * change causes: a user's new description is a `user.update`), all in one transaction, so that no
+ * write in between is lost. Returns the row as written; a RecordError 404 when no record has the
+ * key, or the write path's refusal of the result.
+ */
+export async function patchRecord(
+  store: Store,
+  kind: RecordKind,
+  key: readonly KeyValue[],
+  patch: Record<string, unknown>,
+  where: string,
+): Promise<Row> {
+  const { row, recorded } = await store.db.transaction().execute(async (trx) => {
+    const found = await rowByKey(trx, kind.table, kind.keyColumns, key, store.dialect === 'postgres');
+    if (!found)
+      throw new RecordError(
+        404,
+        where,
+        kind.kind,
+        keyField(kind),
+        `no ${kind.kind} has this key (${key.join(', ')})`,
+      );
+    const prepared = prepareRecord({ kind: kind.kind, data: { ...kind.fromRow(found), ...patch }, where });
+    const recorded = await writeRuns(store, runsOf([prepared]), { mode: 'replace', trx });
+    return { row: prepared.row, recorded };
+  });
+  if (recorded > 0) eventsCommitted(store);
+  return row;
+}
+
+/**
+ * Deletes the videos among `ids` with what hangs on them, all of them or none, in one transaction:
+ * their stream markers go with them, and the clips cut from them stay, their `video_id` and
+ * `vod_offset` cleared (a clip whose video is not available, as production shows it). Ids of no
+ * video are passed over. `check` sees the videos found (id to owner) before anything changes, and
+ * refuses by throwing. Returns the ids deleted, in the order of `ids`, each once. Deleting a video
+ * causes no EventSub event.
+ */
+export async function deleteVideos(
+  store: Store,
+  ids: readonly number[],
+  check: (owners: ReadonlyMap<number, number>) => void,
+): Promise<number[]> {
+  return store.db.transaction().execute(async (trx) => {
+    const owners = await videoOwners(trx, ids, store.dialect === 'postgres');
+    check(owners);
+    const found = [...new Set(ids)].filter((id) => owners.has(id));
+    await deleteMarkersOfVideos(trx, found);
+    await detachClipsFromVideos(trx, found);
+    await deleteVideoRows(trx, found);
+    return found;
+  });
 }
 
 /**

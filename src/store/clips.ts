@@ -56,3 +56,20 @@ export async function clipsByIds(
   const byId = new Map(rows.map((r) => [r.id, r]));
   return unique.flatMap((id) => byId.get(id) ?? []);
 }
+
+/**
+ * The clips cut from these videos keep their rows when the videos go (DELETE /videos): their
+ * `video_id` and `vod_offset` are cleared, as production shows a clip whose video is not available.
+ * A range of clips_video (migration 017) per video.
+ */
+export async function detachClipsFromVideos(
+  db: Kysely<Database>,
+  videoIds: readonly number[],
+): Promise<void> {
+  if (videoIds.length === 0) return;
+  await db
+    .updateTable('clips')
+    .set({ video_id: null, vod_offset: null })
+    .where('video_id', 'in', [...videoIds])
+    .execute();
+}

@@ -66,3 +66,51 @@ export async function userExists(db: Kysely<Database>, userId: number): Promise<
     (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined
   );
 }
+
+/** Deletes every marker of these videos (DELETE /videos): a range of markers_video_creator_time each. */
+export async function deleteMarkersOfVideos(
+  db: Kysely<Database>,
+  videoIds: readonly number[],
+): Promise<void> {
+  if (videoIds.length === 0) return;
+  await db
+    .deleteFrom('markers')
+    .where('video_id', 'in', [...videoIds])
+    .execute();
+}
+
+/** A live stream: where a new marker goes (POST /streams/markers). */
+export interface LiveStream {
+  id: number;
+  started_at: number;
+}
+
+/** The user's live stream, if any (one probe of the streams' unique index of user_id). */
+export function liveStreamOf(db: Kysely<Database>, userId: number): Promise<LiveStream | undefined> {
+  return db
+    .selectFrom('streams')
+    .select(['id', 'started_at'])
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/**
+ * The archive video recording live stream `streamId` of user `userId`: a video of type `archive`
+ * whose `stream_id` is the stream's, the newest if several (a range of videos_stream, migration
+ * 017, read from its high end).
+ */
+export function archiveOfStream(
+  db: Kysely<Database>,
+  streamId: number,
+  userId: number,
+): Promise<{ id: number } | undefined> {
+  return db
+    .selectFrom('videos')
+    .select('id')
+    .where('stream_id', '=', streamId)
+    .where('user_id', '=', userId)
+    .where('type', '=', 'archive')
+    .orderBy('id', 'desc')
+    .limit(rowLimit(1))
+    .executeTakeFirst();
+}

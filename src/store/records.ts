@@ -83,18 +83,23 @@ export function rowsWhereIn(
   );
 }
 
-/** The row with this key, or undefined. */
+/**
+ * The row with this key, or undefined. `lock` (PostgreSQL only: SQLite has one writer at a time
+ * already) locks it until the end of the transaction `db` is, for a read that the same transaction
+ * writes back.
+ */
 export function rowByKey(
   db: Kysely<Database>,
   table: keyof Database,
   columns: readonly string[],
   key: readonly KeyValue[],
+  lock = false,
 ): Promise<AnyRow | undefined> {
   let q = (db as AnyDb).selectFrom(table).selectAll();
   columns.forEach((c, i) => {
     q = q.where(c, '=', key[i]);
   });
-  return q.executeTakeFirst();
+  return (lock ? q.forUpdate() : q).executeTakeFirst();
 }
 
 /** Deletes the row with this key; whether there was one. */

@@ -75,3 +75,29 @@ export async function videosByIds(db: Kysely<Database>, ids: readonly number[]):
   const byId = new Map(rows.map((r) => [r.id, r]));
   return unique.flatMap((id) => byId.get(id) ?? []);
 }
+
+/**
+ * The owners of the videos among `ids` that exist (primary-key probes), by video id. `lock`
+ * (PostgreSQL: SQLite has one writer at a time already) locks them to the end of the transaction
+ * `db` is: a delete that waited for another finds only what is left.
+ */
+export async function videoOwners(
+  db: Kysely<Database>,
+  ids: readonly number[],
+  lock = false,
+): Promise<Map<number, number>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const q = db.selectFrom('videos').select(['id', 'user_id']).where('id', 'in', unique);
+  const rows = await (lock ? q.forUpdate() : q).execute();
+  return new Map(rows.map((r) => [r.id, r.user_id]));
+}
+
+/** Deletes the videos with these ids (primary-key probes). */
+export async function deleteVideoRows(db: Kysely<Database>, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .deleteFrom('videos')
+    .where('id', 'in', [...ids])
+    .execute();
+}

@@ -1,6 +1,7 @@
 // The EventSub WebSocket at /ws, one process, through a real `ws` client: the welcome and its
 // keepalive timeout, keepalives, the close codes (inbound traffic, unused), and delivery: an admin
-// write reaches a subscriber as the platform's notification while the read API shows the change;
+// write, or a write of the Helix API (PUT /users), reaches a subscriber as the platform's
+// notification while the read API shows the change;
 // a revocation reaches it and the socket stays open.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -413,6 +414,56 @@ forEachStore('EventSub WebSocket /ws', (kind: StoreKind) => {
     });
     withScope.ws.close();
     without.ws.close();
+  });
+
+  it("delivers user.update when the user's own PUT /users changes the description, as GET /users then shows it", async () => {
+    const user = Number(users[2]);
+    const c = await connect(t);
+    const session = (await c.next()).payload.session.id;
+    // The user granted the client user:read:email (a token of it that can still be used) before
+    // the subscription was made: the notification carries the email.
+    const edit = await t.userToken(['user:edit', 'user:read:email'], user);
+    const sub = await subscribe(t, session, 'user.update', { user_id: String(user) }, user);
+    const res = await t.inject({
+      method: 'PUT',
+      url: '/helix/users?description=Changed%20through%20Helix',
+      headers: { ...bearer(edit), 'client-id': t.seed?.demoClientId as string },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const m = await c.next();
+    assert.equal(m.metadata.message_type, 'notification');
+    assert.equal(m.metadata.subscription_type, 'user.update');
+    assert.equal(m.payload.subscription.id, sub);
+    assert.deepEqual(m.payload.event, {
+      user_id: String(user),
+      user_login: 'ws_user_2',
+      user_name: 'WS_User_2',
+      email: 'ws_user_2@example.com',
+      email_verified: true,
+      description: 'Changed through Helix',
+    });
+    const read = await t.get(`/helix/users?id=${user}`, bearer(token));
+    assert.equal(read.json().data[0].description, m.payload.event.description);
+    // The same description again is no change: no event (the next message would be it).
+    const again = await t.inject({
+      method: 'PUT',
+      url: '/helix/users?description=Changed%20through%20Helix',
+      headers: { ...bearer(edit), 'client-id': t.seed?.demoClientId as string },
+    });
+    assert.equal(again.statusCode, 200);
+    const last = await t.inject({
+      method: 'PUT',
+      url: '/helix/users?description=',
+      headers: { ...bearer(edit), 'client-id': t.seed?.demoClientId as string },
+    });
+    assert.equal(last.statusCode, 200);
+    assert.equal(
+      (await c.next()).payload.event.description,
+      '',
+      'the next change, not a repeat of the first',
+    );
+    await unsubscribe(t, sub, user);
+    c.ws.close();
   });
 
   it('sends a revocation and keeps the socket open: its other subscriptions still deliver', async () => {

@@ -1,12 +1,15 @@
-// The access matrix: each of the nine operations and of the user-token reads beside them
-// (/streams/followed, /subscriptions/user, /moderation/moderators) against each kind of caller,
-// every cell with its expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
+// The access matrix: each of the nine operations, of the user-token reads beside them
+// (/streams/followed, /subscriptions/user, /moderation/moderators) and of the writes (PUT /users,
+// POST /streams/markers, DELETE /videos) against each kind of caller, every cell with its expected
+// status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SPEC_SCOPES } from '../../src/auth/scopes.ts';
+import { writeRecords } from '../../src/records/write.ts';
 import type { SeedInfo } from '../../src/seed/index.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -51,8 +54,13 @@ const CALLERS = [
 type Caller = (typeof CALLERS)[number];
 
 interface Operation {
+  /** GET unless said */
+  method?: 'PUT' | 'POST' | 'DELETE';
   path: string;
+  /** the request's path and query (called for each request: a write may need a fresh target) */
   url: (s: SeedInfo) => string;
+  /** a JSON body (POST /streams/markers) */
+  body?: (s: SeedInfo) => unknown;
   /** the scope the operation needs, if any */
   scope?: string;
   /** one outcome per caller, in the order of CALLERS */
@@ -61,6 +69,13 @@ interface Operation {
 
 /** A channel the demo broadcaster subscribes to (read from the store before the matrix runs). */
 let demoSubscribesTo = 0;
+/** The demo broadcaster's videos, one for each DELETE that may delete (read before the matrix runs). */
+let demoVideos: number[] = [];
+const NOT_YOUR_VIDEO: Outcome = {
+  status: 401,
+  message: 'The caller is not authorized to delete the specified video.',
+};
+const NOT_AN_EDITOR: Outcome = { status: 403, message: /not authorized to create video markers/ };
 
 const OPERATIONS: Operation[] = [
   {
@@ -169,6 +184,51 @@ const OPERATIONS: Operation[] = [
     path: '/users',
     url: (s) => `/users?login=${s.demoLogin}`,
     cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
+    method: 'PUT',
+    path: '/users',
+    url: () => '/users?description=Changed%20by%20the%20access%20matrix',
+    scope: 'user:edit',
+    // Another user's token changes that user's own description: not an error.
+    cells: [MISSING, INVALID, INVALID, INVALID, USER_ONLY, scope('user:edit'), OK, OK, MISMATCH],
+  },
+  {
+    method: 'POST',
+    path: '/streams/markers',
+    url: () => '/streams/markers',
+    body: (s) => ({ user_id: String(s.demoUserId), description: 'access matrix' }),
+    scope: 'channel:manage:broadcast',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('channel:manage:broadcast'),
+      OK,
+      NOT_AN_EDITOR,
+      MISMATCH,
+    ],
+  },
+  {
+    method: 'DELETE',
+    path: '/videos',
+    // A video of the demo broadcaster's not yet deleted: the cell that deletes one must not leave
+    // the next cells asking for a video that is gone.
+    url: () => `/videos?id=${demoVideos.shift()}`,
+    scope: 'channel:manage:videos',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('channel:manage:videos'),
+      OK,
+      NOT_YOUR_VIDEO,
+      MISMATCH,
+    ],
   },
   {
     path: '/analytics/games',
@@ -300,6 +360,71 @@ async function anotherUser(t: TestApp): Promise<number> {
   return row.id;
 }
 
+/**
+ * The request of `op` with `headers` (and the demo client's Client-Id where a token is sent without
+ * one, as t.get adds it): its method, its URL under /helix, its body.
+ */
+function send(t: TestApp, op: Operation, headers: Record<string, string>, url = op.url(t.seed as SeedInfo)) {
+  const names = Object.keys(headers).map((k) => k.toLowerCase());
+  const clientId =
+    names.includes('authorization') && !names.includes('client-id')
+      ? { 'client-id': t.seed?.demoClientId as string }
+      : {};
+  const body = op.body?.(t.seed as SeedInfo);
+  return t.inject({
+    method: op.method ?? 'GET',
+    url: `/helix${url}`,
+    headers: { ...headers, ...clientId, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { payload: JSON.stringify(body) } : {}),
+  });
+}
+
+/**
+ * What the writes need before the matrix runs: the demo broadcaster's videos (one per DELETE that
+ * may delete), and an archive video of its live stream (a marker needs one).
+ */
+async function prepareWrites(t: TestApp): Promise<void> {
+  const demo = t.seed?.demoUserId as number;
+  const videos = await t.store.db
+    .selectFrom('videos')
+    .select('id')
+    .where('user_id', '=', demo)
+    .orderBy('id')
+    .execute();
+  demoVideos = videos.map((v) => v.id);
+  const stream = await t.store.db
+    .selectFrom('streams')
+    .selectAll()
+    .where('user_id', '=', demo)
+    .executeTakeFirstOrThrow();
+  const at = rfc3339(stream.started_at);
+  await writeRecords(
+    t.store,
+    [
+      {
+        kind: 'video',
+        where: 'archive',
+        data: {
+          id: '1999999999',
+          stream_id: String(stream.id),
+          user_id: String(demo),
+          game_id: String(stream.game_id),
+          title: 'Recording',
+          description: '',
+          created_at: at,
+          published_at: at,
+          view_count: 0,
+          language: stream.language,
+          type: 'archive',
+          duration: '0s',
+          muted_segments: null,
+        },
+      },
+    ],
+    { mode: 'create' },
+  );
+}
+
 function describeOutcome(o: Outcome): string {
   return o.message === undefined ? String(o.status) : `${o.status} ${String(o.message)}`;
 }
@@ -319,16 +444,17 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
         .limit(1)
         .executeTakeFirstOrThrow()
     ).broadcaster_id;
+    await prepareWrites(t);
   });
   after(() => t.close());
 
   for (const op of OPERATIONS) {
-    describe(`GET /helix${op.path}`, () => {
+    describe(`${op.method ?? 'GET'} /helix${op.path}`, () => {
       CALLERS.forEach((caller, i) => {
         const expected = op.cells[i] as Outcome;
         it(`answers ${caller} with ${describeOutcome(expected)}`, async () => {
           const headers = await headersFor(t, caller, op, otherUserId);
-          const res = await t.get(`/helix${op.url(t.seed as SeedInfo)}`, headers);
+          const res = await send(t, op, headers);
           assert.equal(res.statusCode, expected.status, res.body);
           const body = res.json();
           if (expected.status === 200) {
@@ -347,8 +473,12 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
   for (const c of HEADER_CASES) {
     it(`answers ${c.caller} with ${describeOutcome(c.outcome)} on every operation`, async () => {
       for (const op of OPERATIONS) {
-        const url = `/helix${op.url(t.seed as SeedInfo)}`;
-        const res = await t.inject({ method: 'GET', url, headers: await c.headers(t) });
+        const headers = await c.headers(t);
+        const res = await t.inject({
+          method: op.method ?? 'GET',
+          url: `/helix${op.url(t.seed as SeedInfo)}`,
+          headers,
+        });
         assert.equal(res.statusCode, c.outcome.status, `${op.path}: ${res.body}`);
         assert.deepEqual(
           res.json(),
@@ -368,7 +498,12 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
 
   it('checks the token before any parameter (a bad request without a token is a 401)', async () => {
     for (const op of OPERATIONS) {
-      const res = await t.get(`/helix${op.path}?first=1000&after=garbage`);
+      const res = await send(
+        t,
+        op,
+        {},
+        `${op.path}?first=1000&after=garbage&id=x&description=${'x'.repeat(400)}`,
+      );
       assert.equal(res.statusCode, 401, op.path);
       assert.equal(res.json().message, 'OAuth token is missing', op.path);
     }

@@ -67,6 +67,27 @@ forEachStore('errors in the Helix body', (kind: StoreKind) => {
     }
   });
 
+  it('answers every method an operation path does not serve with 405, before the token, naming those it serves', async () => {
+    // The writes are exactly those /openapi.json describes (test/http/openapi.test.ts lists them);
+    // every other method of every operation's path, under both prefixes, is a 405.
+    const doc = JSON.parse((await t.get('/openapi.json')).body) as { paths: Record<string, object> };
+    const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/helix/'));
+    assert.ok(paths.length >= 18, `${paths.length} operation paths`);
+    for (const path of paths) {
+      const served = Object.keys(doc.paths[path] as object).map((m) => m.toUpperCase());
+      const allow = served.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])).sort();
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+        if (served.includes(method)) continue;
+        for (const prefix of ['/helix', '/mock']) {
+          const url = prefix + path.slice('/helix'.length);
+          const res = await t.inject({ method, url });
+          assertHelixError(res, 405, 'Method Not Allowed');
+          assert.deepEqual(String(res.headers.allow).split(', ').sort(), allow, `${method} ${url}`);
+        }
+      }
+    }
+  });
+
   it('answers a URL with bad percent-encoding with 400', async () => {
     assertHelixError(await t.get('/helix/%zz', bearer(token)), 400, /not a valid url/);
   });

@@ -28,6 +28,15 @@ const OPERATIONS = [
   '/videos',
 ];
 
+/** The writes among them (every other method of their paths is a 405: test/http/errors.test.ts). */
+const WRITES = [
+  'DELETE /eventsub/subscriptions',
+  'DELETE /videos',
+  'POST /eventsub/subscriptions',
+  'POST /streams/markers',
+  'PUT /users',
+];
+
 interface Param {
   name: string;
   in: string;
@@ -64,8 +73,8 @@ forEachStore('GET /openapi.json', (kind) => {
     assert.ok(o, `${method.toUpperCase()} ${path} is described`);
     return o;
   };
-  const param = (path: string, name: string) => {
-    const p = op(path).parameters?.find((x) => x.name === name && x.in === 'query');
+  const param = (path: string, name: string, method = 'get') => {
+    const p = op(path, method).parameters?.find((x) => x.name === name && x.in === 'query');
     assert.ok(p, `${path} has the parameter ${name}`);
     return p;
   };
@@ -82,6 +91,39 @@ forEachStore('GET /openapi.json', (kind) => {
       [],
     );
     for (const p of OPERATIONS) assert.ok(op(`/helix${p}`).summary, `${p} has a summary`);
+    // The decommissioned operations answer 410 to every method, and are described so.
+    const writes = Object.entries(doc.paths)
+      .filter(([p, ops]) => p.startsWith('/helix/') && !ops.get?.deprecated)
+      .flatMap(([p, ops]) =>
+        Object.keys(ops)
+          .filter((m) => m !== 'get')
+          .map((m) => `${m.toUpperCase()} ${p.slice('/helix'.length)}`),
+      )
+      .sort();
+    assert.deepEqual(writes, WRITES);
+    for (const w of WRITES) {
+      const [method, path] = w.split(' ') as [string, string];
+      assert.ok(op(`/helix${path}`, method.toLowerCase()).summary, `${w} has a summary`);
+    }
+  });
+
+  test('the writes: the user token and the scope production asks, their errors', () => {
+    const write = (m: string, p: string) => op(`/helix${p}`, m);
+    for (const [m, p, scope] of [
+      ['put', '/users', 'user:edit'],
+      ['post', '/streams/markers', 'channel:manage:broadcast'],
+      ['delete', '/videos', 'channel:manage:videos'],
+    ] as const) {
+      assert.deepEqual(write(m, p).security, [{ bearer: [scope], clientId: [] }], `${m} ${p}`);
+      assert.equal(write(m, p)['x-token-kind'], 'user', `${m} ${p}`);
+      for (const s of ['200', '400', '401', '429', '503'])
+        assert.ok(write(m, p).responses[s], `${m} ${p} ${s}`);
+    }
+    assert.equal(param('/helix/users', 'description', 'put').schema.maxLength, 300);
+    assert.equal(param('/helix/videos', 'id', 'delete').schema.maxItems, 5);
+    assert.ok(write('post', '/streams/markers').responses['403'], 'neither broadcaster nor editor');
+    assert.ok(write('post', '/streams/markers').responses['404'], 'not live, or no archive video');
+    assert.ok(write('post', '/streams/markers').requestBody, 'a JSON body');
   });
 
   test('the decommissioned operations are deprecated and answer 410 with the Helix error body', () => {

@@ -120,6 +120,51 @@ forEachStore('rate limits', (kind: StoreKind) => {
     assert.equal(refused.statusCode, 429);
   });
 
+  it("charges the writes one point each, from the user's one bucket, a refused one too; a write refused for the limit changes nothing", async () => {
+    const demo = t.seed?.demoUserId as number;
+    const token = await t.userToken(['user:edit', 'channel:manage:videos', 'channel:manage:broadcast']);
+    const video = (
+      await t.store.db
+        .selectFrom('videos')
+        .select('id')
+        .where('user_id', '=', demo)
+        .orderBy('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const write = (method: 'PUT' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+      t.inject({
+        method,
+        url,
+        headers: {
+          ...bearer(token),
+          'client-id': t.seed?.demoClientId as string,
+          ...(payload ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(payload ? { payload: JSON.stringify(payload) } : {}),
+      });
+    const answers = [
+      [() => write('PUT', '/helix/users?description=One'), 200],
+      [() => write('DELETE', `/mock/videos?id=${video}`), 200],
+      // No archive video of the live stream: production's 404 comes after the charge.
+      [() => write('POST', '/helix/streams/markers', { user_id: String(demo) }), 404],
+      [() => write('PUT', `/helix/users?description=${'x'.repeat(301)}`), 400],
+      [() => write('PUT', '/helix/users?description=Five'), 200],
+    ] as const;
+    for (const [i, [send, status]] of answers.entries()) {
+      const res = await send();
+      assert.equal(res.statusCode, status, res.body);
+      assert.equal(limits(res).remaining, LIMIT - 1 - i);
+    }
+    const refused = await write('PUT', '/helix/users?description=Six');
+    assert.equal(refused.statusCode, 429);
+    const row = await t.store.db
+      .selectFrom('users')
+      .select('description')
+      .where('id', '=', demo)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.description, 'Five', 'the write refused for the limit did not happen');
+  });
+
   it('charges nothing and sends no headers when the token is refused', async () => {
     const token = await t.appToken();
     const refused = await t.get('/helix/games/top', bearer('not-a-token'));

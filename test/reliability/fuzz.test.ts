@@ -6,9 +6,11 @@
 // lone surrogates, very long values; with valid and invalid tokens. The token service also gets
 // form and JSON bodies, the admin API JSON bodies (records of the store with a field changed, and
 // junk), POST /eventsub/subscriptions subscriptions near valid ones (of every served type, with a
-// field changed), and all of them JSON whose bytes are not UTF-8. Whatever comes in: never a 5xx, every error the
-// route's error body, and the app still serves at the end. Every answer is also checked against
-// /openapi.json (test/support/apps.ts).
+// field changed), POST /streams/markers markers near valid ones (the demo broadcaster's live stream
+// has an archive video), and all of them JSON whose bytes are not UTF-8. The operations' writes
+// (PUT /users, POST /streams/markers, DELETE /videos) run after every read of the seeded data.
+// Whatever comes in: never a 5xx, every error the route's error body, and the app still serves at
+// the end. Every answer is also checked against /openapi.json (test/support/apps.ts).
 //
 // HELIXD_FUZZ_RUNS: cases per route and store (the default keeps the file near a minute on a busy
 // 2-core machine; give thousands for a deep run). HELIXD_FUZZ_SEED replays a run: a failure names
@@ -43,6 +45,10 @@ const CLOCK_PATH = '/admin/clock';
 const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature'];
 /** The EventSub subscriptions: a JSON body on POST, and served at the bare path too (Twurple's mock mode). */
 const EVENTSUB_PATH = `${DOCUMENTED_PREFIX}/eventsub/subscriptions`;
+/** Create Stream Marker: a JSON body on POST. */
+const MARKERS_PATH = `${DOCUMENTED_PREFIX}/streams/markers`;
+/** The archive video setUp gives the demo broadcaster's live stream, so that markers can be made. */
+const ARCHIVE_ID = '1999999999';
 
 // ---- The routes, as /openapi.json describes them ----
 
@@ -439,6 +445,27 @@ const callbacks = fc.oneof(
 );
 const secrets = fc.oneof({ arbitrary: fc.constant('fuzz-webhook-secret'), weight: 20 }, junk, jsonJunk);
 
+/**
+ * A Create Stream Marker body near a valid one: the token's own user mostly (whose live stream has
+ * an archive video), other users, ids as JSON numbers, descriptions around the 140 characters.
+ */
+function markerBody(f: Fuzzed): fc.Arbitrary<Json> {
+  const user = fc.oneof(
+    { arbitrary: f.pool.draw(['me']) ?? numbers, weight: 12 },
+    { arbitrary: f.pool.draw(['users.id']) ?? numbers, weight: 4 },
+    fc.integer({ min: -1, max: 2 ** 53 }),
+    numbers,
+    jsonJunk,
+  );
+  const description = fc.oneof(
+    { arbitrary: fc.string({ maxLength: 140 }), weight: 8 },
+    fc.string({ unit: 'grapheme', minLength: 130, maxLength: 150 }),
+    junk,
+    jsonJunk,
+  );
+  return nearly({ user_id: user, description });
+}
+
 /** An object of `fields`, mostly whole; else one field left out, or one of junk added. */
 function nearly(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Json> {
   const names = Object.keys(fields);
@@ -481,6 +508,12 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
       { arbitrary: brokenBody, weight: 1 },
     );
   }
+  if (route.path === MARKERS_PATH && route.method === 'POST')
+    return fc.oneof(
+      { arbitrary: markerBody(f).map(json), weight: 8 },
+      { arbitrary: brokenBody, weight: 1 },
+      { arbitrary: none, weight: 1 },
+    );
   if (route.path === EVENTSUB_PATH && route.method === 'POST')
     return fc.oneof(
       { arbitrary: eventsubBody(f).map(json), weight: 8 },
@@ -708,6 +741,34 @@ async function setUp(kind: StoreKind): Promise<Fuzzed> {
     'wrong-client': { ...auth(user), 'client-id': seed.demoClientId },
   };
   pool.add('me', seed.demoUserId);
+  // An archive video of the demo broadcaster's live stream: a marker then has somewhere to go.
+  const stream = await t.store.db
+    .selectFrom('streams')
+    .selectAll()
+    .where('user_id', '=', seed.demoUserId)
+    .executeTakeFirstOrThrow();
+  const startedAt = new Date(stream.started_at * 1000).toISOString().replace('.000Z', 'Z');
+  const archive = await t.inject({
+    method: 'POST',
+    url: '/admin/videos',
+    headers: admin,
+    payload: {
+      id: ARCHIVE_ID,
+      stream_id: String(stream.id),
+      user_id: String(seed.demoUserId),
+      game_id: String(stream.game_id),
+      title: 'fuzz',
+      description: '',
+      created_at: startedAt,
+      published_at: startedAt,
+      view_count: 0,
+      language: stream.language,
+      type: 'archive',
+      duration: '0s',
+      muted_segments: null,
+    },
+  });
+  assert.equal(archive.statusCode, 201, archive.body);
   // The token service's values: the clients' secrets, live tokens and refresh tokens to spend.
   pool.addAll(JSON.parse((await t.inject({ method: 'GET', url: '/units/clients' })).body).data);
   for (const secret of pool.of(['Secret'])) pool.add('client_secret', secret);
@@ -762,8 +823,10 @@ function harvest(pool: Pool, res: LightMyRequestResponse): void {
   }
 }
 
-// The reads first, on the data as seeded; then the admin API's writes.
-const order = (r: Route) => (r.path.startsWith('/admin') ? (r.method === 'GET' ? 1 : 2) : 0);
+// The reads first, on the data as seeded; then the operations' writes (a DELETE /videos case takes
+// videos and markers from the reads after it); then the admin API, its reads before its writes.
+const isWrite = (r: Route) => r.method !== 'GET' && r.path !== EVENTSUB_PATH;
+const order = (r: Route) => (r.path.startsWith('/admin') ? (r.method === 'GET' ? 2 : 3) : isWrite(r) ? 1 : 0);
 
 // The stores run side by side: one waits on PostgreSQL while the other works.
 describe('fuzzing', { concurrency: true }, () =>
@@ -778,11 +841,13 @@ describe('fuzzing', { concurrency: true }, () =>
       const fuzzed = f as Fuzzed;
       const routes = [...fuzzed.routes].sort((a, b) => order(a) - order(b));
       for (const [i, route] of routes.entries()) {
+        let done = 0;
         const property = fc.asyncProperty(caseFor(route, fuzzed), async (c) => {
           const req = requestOf(route, c, fuzzed);
           const res = await fuzzed.t.inject(req);
           checkAnswer(route, req, res);
           harvest(fuzzed.pool, res);
+          if (res.statusCode < 300) done++;
           // Rules a case set would fail the operations on purpose; the admin API's cases run last
           // and faults never reach /admin, but a reordering must not turn them into failures.
           if (route.path === FAULTS_PATH && route.method === 'PUT' && res.statusCode === 200) {
@@ -801,6 +866,12 @@ describe('fuzzing', { concurrency: true }, () =>
               `${route.method} ${route.path} [${kind}]; HELIXD_FUZZ_SEED=${SEED}\n${err.message}`,
             );
           });
+        // The operations' writes were not only refused: some cases wrote (a run of 50 or more).
+        if (isWrite(route) && route.path.startsWith(DOCUMENTED_PREFIX) && RUNS >= 50)
+          assert.ok(
+            done > 0,
+            `${route.method} ${route.path} [${kind}]: no case wrote; HELIXD_FUZZ_SEED=${SEED}`,
+          );
       }
       const health = await fuzzed.t.inject({ method: 'GET', url: '/readyz' });
       assert.equal(health.statusCode, 200, 'still serving');

@@ -180,13 +180,16 @@ forEachStore('GET /helix/users', (kind: StoreKind) => {
     assert.equal(res.json().message, 'OAuth token is missing');
   });
 
-  it('other methods are a 405', async () => {
-    const res = await t.inject({
-      method: 'PUT',
-      url: '/helix/users',
-      headers: { ...bearer(app), 'client-id': t.seed?.demoClientId as string },
-    });
-    assert.equal(res.statusCode, 405);
+  it('other methods than GET and PUT (Update User) are a 405 naming both', async () => {
+    for (const method of ['POST', 'PATCH', 'DELETE'] as const) {
+      const res = await t.inject({
+        method,
+        url: '/helix/users',
+        headers: { ...bearer(app), 'client-id': t.seed?.demoClientId as string },
+      });
+      assert.equal(res.statusCode, 405, method);
+      assert.equal(res.headers.allow, 'GET, HEAD, PUT');
+    }
   });
 
   // Golden answers: seed 1, 200 users; byte-identical on both stores. UPDATE_GOLDEN=1 rewrites them

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { ConfigError, ENV_NAMES, loadConfig } from '../../src/config.ts';
+import type { StoreOptions } from '../../src/store/db.ts';
 import { HELIXD_DEV_BIN } from './process.ts';
+import { cliDb } from './stores.ts';
 
 /**
  * `helixd <args>` through the real command line (src/cli/), run in this process: a process start
@@ -12,6 +14,16 @@ import { HELIXD_DEV_BIN } from './process.ts';
 export async function helixd(args: readonly string[], stdin = '') {
   const { runCaptured } = await import('../../src/cli/index.ts');
   return runCaptured(args, stdin);
+}
+
+/**
+ * `helixd export` of a store (a test app's `storeOptions`): every record, as the text it writes. A
+ * refused write must leave it byte for byte as it was.
+ */
+export async function exportOf(store: StoreOptions): Promise<string> {
+  const r = await helixd(['export', '--db', cliDb(store)]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout;
 }
 
 /**

@@ -1,0 +1,101 @@
+// The production profile serves the writes of the Helix API like every operation: PUT /users, POST
+// /streams/markers and DELETE /videos answer as in development, under /helix and /mock, and every
+// other write method on their paths is still a 405.
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { writeRecords } from '../../src/records/write.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import type { StoreKind } from '../support/stores.ts';
+
+forEachStore('the writes in the production profile', (kind: StoreKind) => {
+  let t: TestApp;
+  let demo: number;
+  let token: string;
+  const send = (method: 'PUT' | 'POST' | 'DELETE' | 'PATCH', url: string, payload?: unknown) =>
+    t.inject({
+      method,
+      url,
+      headers: {
+        ...bearer(token),
+        'client-id': t.seed?.demoClientId as string,
+        ...(payload ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(payload ? { payload: JSON.stringify(payload) } : {}),
+    });
+
+  before(async () => {
+    t = await startTestApp(kind, {
+      users: 30,
+      config: { profile: 'production', publicUrl: 'https://api.example.com' },
+    });
+    assert.equal(t.config.profile, 'production');
+    demo = t.seed?.demoUserId as number;
+    token = await t.userToken(['user:edit', 'channel:manage:broadcast', 'channel:manage:videos']);
+    const stream = await t.store.db
+      .selectFrom('streams')
+      .selectAll()
+      .where('user_id', '=', demo)
+      .executeTakeFirstOrThrow();
+    const at = rfc3339(stream.started_at);
+    await writeRecords(
+      t.store,
+      [
+        {
+          kind: 'video',
+          where: 'archive',
+          data: {
+            id: '1999999999',
+            stream_id: String(stream.id),
+            user_id: String(demo),
+            game_id: String(stream.game_id),
+            title: 'Recording',
+            description: '',
+            created_at: at,
+            published_at: at,
+            view_count: 0,
+            language: stream.language,
+            type: 'archive',
+            duration: '0s',
+            muted_segments: null,
+          },
+        },
+      ],
+      { mode: 'create' },
+    );
+  });
+  after(() => t.close());
+
+  it('answers PUT /users, POST /streams/markers and DELETE /videos as every operation', async () => {
+    const user = await send('PUT', '/helix/users?description=In%20production');
+    assert.equal(user.statusCode, 200, user.body);
+    assert.equal(user.json().data[0].description, 'In production');
+    const marker = await send('POST', '/mock/streams/markers', { user_id: String(demo) });
+    assert.equal(marker.statusCode, 200, marker.body);
+    const video = (
+      await t.store.db
+        .selectFrom('videos')
+        .select('id')
+        .where('user_id', '=', demo)
+        .where('id', '!=', 1999999999)
+        .orderBy('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const deleted = await send('DELETE', `/helix/videos?id=${video}`);
+    assert.equal(deleted.statusCode, 200, deleted.body);
+    assert.deepEqual(deleted.json(), { data: [String(video)] });
+  });
+
+  it('answers any other write method on their paths with 405', async () => {
+    for (const [method, url] of [
+      ['PATCH', '/helix/users'],
+      ['DELETE', '/helix/users'],
+      ['PUT', '/helix/streams/markers'],
+      ['POST', '/mock/videos'],
+      ['PATCH', '/helix/videos'],
+    ] as const) {
+      const res = await send(method, url);
+      assert.equal(res.statusCode, 405, `${method} ${url}`);
+    }
+  });
+});
