@@ -48,8 +48,12 @@ const isSqlite = (db: Kysely<Database>) => db.getExecutor().adapter instanceof S
 /**
  * The keys in `table` that start with `prefix` (`k` the table's alias), each item listed at its
  * least matching key only: a second key of the same item in the range is skipped with one probe of
- * the (id, key) index. On PostgreSQL written as a scalar subquery `(...) is null`, which it runs as
- * that probe per row; a NOT EXISTS it may plan as an anti-join over the whole range.
+ * the (id, key) index. On PostgreSQL written as `(select 1 where not exists (...)) is not null`, as
+ * moves.ts's unmovedSince is, for its planner: it runs that as the probe per row, and takes an IS
+ * NOT NULL it cannot estimate to keep nearly every row, as is the truth (few users have two
+ * matching names), so a page stays a walk of the range in its order that stops after `first` + 1
+ * rows. Taking the rows to be few (an IS NULL, estimated at 0.5%), it fetched the whole range
+ * with a bitmap and sorted it; a bare NOT EXISTS it may plan as an anti-join over the range.
  *
  * After a cursor the range starts at the cursor's key (keysetQuery's row comparison, which lies in
  * the range: the cursor is bound to the query), and `key >= prefix` is left out: SQLite would
@@ -69,7 +73,9 @@ function inRange(
   ];
   const earlier = sql`select 1 from ${sql.table(table)} o
     where o.${sql.ref(id)} = k.${sql.ref(id)} and o.key >= ${prefix} and o.key < k.key`;
-  const first = isSqlite(db) ? sql`not exists (${earlier})` : sql`(${earlier} limit 1) is null`;
+  const first = isSqlite(db)
+    ? sql`not exists (${earlier})`
+    : sql`(select 1 where not exists (${earlier})) is not null`;
   return sql<boolean>`(${sql.join([...bounds, first], sql` and `)})`;
 }
 
@@ -77,25 +83,51 @@ function inRange(
 const CATEGORIES_ORDER = ['k.key', 'k.game_id'] as const;
 const CHANNELS_ORDER = ['k.key', 'k.user_id'] as const;
 
+// A page is read in two statements: the page's keys, one range of one index of one table, then
+// what the answer shows of those items, by their keys. In one statement with the joins,
+// PostgreSQL's planner, which can only guess how many keys a prefix matches (a rare one, or live
+// channels only, it takes to be a handful), was free to join in another order and sort what it
+// found; a statement of one table has no join to reorder, and its index gives the order.
+
 export interface CategoryMatch {
   key: string;
   game_id: number;
   name: string;
 }
 
-/** One page of the games with a key that starts with `prefix` (categorySearchKey), by key then id. */
-export function searchCategories(
+/**
+ * One page of the games with a key that starts with `prefix` (categorySearchKey), by key then id,
+ * with their names (the games primary key). A game deleted between the two statements is left out.
+ */
+export async function searchCategories(
   db: Kysely<Database>,
   prefix: string,
   page: PageQuery,
 ): Promise<Page<CategoryMatch>> {
-  if (prefix === '') return Promise.resolve({ rows: [], hasMore: false });
-  const q = db
-    .selectFrom('search_game_keys as k')
-    .innerJoin('games as g', 'g.id', 'k.game_id')
-    .select(['k.key', 'k.game_id', 'g.name'])
-    .where(inRange(db, 'search_game_keys', prefix, page));
-  return keysetPage(q, CATEGORIES_ORDER, 'asc', page);
+  if (prefix === '') return { rows: [], hasMore: false };
+  const keys = await keysetPage(
+    db
+      .selectFrom('search_game_keys as k')
+      .select(['k.key', 'k.game_id'])
+      .where(inRange(db, 'search_game_keys', prefix, page)),
+    CATEGORIES_ORDER,
+    'asc',
+    page,
+  );
+  const ids = keys.rows.map((r) => r.game_id);
+  const names = new Map(
+    ids.length === 0
+      ? []
+      : (await db.selectFrom('games').select(['id', 'name']).where('id', 'in', ids).execute()).map((g) => [
+          g.id,
+          g.name,
+        ]),
+  );
+  const rows = keys.rows.flatMap((r) => {
+    const name = names.get(r.game_id);
+    return name === undefined ? [] : [{ ...r, name }];
+  });
+  return { ...keys, rows };
 }
 
 /** A channel found, with its live stream's fields (null when it is offline) and their game's name. */
@@ -116,36 +148,54 @@ export interface ChannelMatch {
 /**
  * One page of the channels with a key that starts with `prefix` (channelSearchKey), by key then
  * user id; `liveOnly`: those with a live stream, a range of the partial index
- * search_channel_keys_live. The user and its stream come with each row (primary-key and unique
- * probes), the stream's game by its primary key.
+ * search_channel_keys_live. Then the users with their streams (users primary key, the streams'
+ * unique user_id) and the streams' games (primary key). A user deleted between the two statements
+ * is left out.
  */
-export function searchChannels(
+export async function searchChannels(
   db: Kysely<Database>,
   prefix: string,
   liveOnly: boolean,
   page: PageQuery,
 ): Promise<Page<ChannelMatch>> {
-  if (prefix === '') return Promise.resolve({ rows: [], hasMore: false });
-  const keys = db
+  if (prefix === '') return { rows: [], hasMore: false };
+  const inKeys = db
     .selectFrom('search_channel_keys as k')
+    .select(['k.key', 'k.user_id'])
     .where(inRange(db, 'search_channel_keys', prefix, page));
   // The literal 1 of the partial index's predicate (migration 017), never a bound value.
-  const q = (liveOnly ? keys.where('k.live', '=', sql.lit(1)) : keys)
-    .innerJoin('users as u', 'u.id', 'k.user_id')
-    .leftJoin('streams as s', 's.user_id', 'k.user_id')
-    .leftJoin('games as g', 'g.id', 's.game_id')
-    .select([
-      'k.key',
-      'k.user_id',
-      'u.login',
-      'u.display_name',
-      's.id as stream_id',
-      's.game_id',
-      'g.name as game_name',
-      's.title',
-      's.language',
-      's.started_at',
-      's.tags',
-    ]);
-  return keysetPage(q, CHANNELS_ORDER, 'asc', page);
+  const keys = await keysetPage(
+    liveOnly ? inKeys.where('k.live', '=', sql.lit(1)) : inKeys,
+    CHANNELS_ORDER,
+    'asc',
+    page,
+  );
+  const ids = keys.rows.map((r) => r.user_id);
+  const found =
+    ids.length === 0
+      ? []
+      : await db
+          .selectFrom('users as u')
+          .leftJoin('streams as s', 's.user_id', 'u.id')
+          .leftJoin('games as g', 'g.id', 's.game_id')
+          .select([
+            'u.id',
+            'u.login',
+            'u.display_name',
+            's.id as stream_id',
+            's.game_id',
+            'g.name as game_name',
+            's.title',
+            's.language',
+            's.started_at',
+            's.tags',
+          ])
+          .where('u.id', 'in', ids)
+          .execute();
+  const byId = new Map(found.map(({ id, ...rest }) => [id, rest]));
+  const rows = keys.rows.flatMap((r) => {
+    const channel = byId.get(r.user_id);
+    return channel === undefined ? [] : [{ ...r, ...channel }];
+  });
+  return { ...keys, rows };
 }
