@@ -1,5 +1,5 @@
-// The access matrix: each of the nine operations and of the user-token reads beside them
-// (/streams/followed, /subscriptions/user, /moderation/moderators) against each kind of caller,
+// The access matrix: each of the nine operations and of the reads beside them (/streams/followed,
+// /subscriptions/user, /moderation/moderators, the two searches) against each kind of caller,
 // every cell with its expected status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
@@ -168,6 +168,16 @@ const OPERATIONS: Operation[] = [
   {
     path: '/users',
     url: (s) => `/users?login=${s.demoLogin}`,
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
+    path: '/search/categories',
+    url: () => '/search/categories?query=a',
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
+    path: '/search/channels',
+    url: (s) => `/search/channels?query=${s.demoLogin}&live_only=true`,
     cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
   },
   {
