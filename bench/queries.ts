@@ -578,13 +578,103 @@ const analyticsExtensions: OperationMix = {
   },
 };
 
-/** The seven live operations, in the order docs/api.md lists them. */
+// ---- /search/categories and /search/channels ---------------------------------------------------
+
+/**
+ * What a user types into a search box: the first 1 to 6 characters of `name` from one of its words
+ * on (a word starts after a space), in the case written, so that short queries with many matches
+ * and longer ones with a few are both there.
+ */
+function typed(name: string, rng: Random): string {
+  const starts = [0, ...[...name].flatMap((c, i) => (c === ' ' && i + 1 < name.length ? [i + 1] : []))];
+  const from = rng.pick(starts);
+  return name.slice(from, from + rng.int(1, 6)).trimEnd() || name.slice(0, 1);
+}
+
+/** The initial letter most names of `names` start with: the longest search of one letter. */
+function commonestInitial(names: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const n of names) {
+    const c = n.charAt(0).toLowerCase();
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? 'a';
+}
+
+const searchCategories: OperationMix = {
+  path: '/search/categories',
+  async probe(ctx) {
+    return { path: `${H}/search/categories?query=a`, token: ctx.appToken };
+  },
+  async build(ctx) {
+    const t = ctx.appToken;
+    const names = (await ctx.db.selectFrom('games').select('name').orderBy('id').execute()).map(
+      (g) => g.name,
+    );
+    const rng = new Random(1, 'bench-search-categories');
+    const queries = [...new Set(spreadPick(names, ctx.spread).map((n) => typed(n, rng)))];
+    const first = { path: `${H}/search/categories?${qs([['query', commonestInitial(names)]])}`, token: t };
+    return [
+      {
+        op: '/search/categories',
+        kind: 'first page by typed text',
+        cls: 'first',
+        requests: queries.map((q) => ({ path: `${H}/search/categories?${qs([['query', q]])}`, token: t })),
+      },
+      ...(await deepKinds(ctx, '/search/categories', 'the longest one-letter search', first)),
+    ];
+  },
+};
+
+const searchChannels: OperationMix = {
+  path: '/search/channels',
+  async probe(ctx) {
+    return { path: `${H}/search/channels?query=a`, token: ctx.appToken };
+  },
+  async build(ctx) {
+    const t = ctx.appToken;
+    const names = (await ctx.db.selectFrom('users').select('display_name').orderBy('id').execute()).map(
+      (u) => u.display_name,
+    );
+    const rng = new Random(1, 'bench-search-channels');
+    const queries = [...new Set(spreadPick(names, ctx.spread).map((n) => typed(n, rng)))];
+    const path = (q: string, liveOnly: boolean) =>
+      `${H}/search/channels?${qs([['query', q], ...(liveOnly ? ([['live_only', 'true']] as [string, string][]) : [])])}`;
+    const initial = commonestInitial(names);
+    return [
+      {
+        op: '/search/channels',
+        kind: 'first page by typed text',
+        cls: 'first',
+        requests: queries.map((q) => ({ path: path(q, false), token: t })),
+      },
+      {
+        op: '/search/channels',
+        kind: 'first page by typed text, live only',
+        cls: 'first',
+        requests: queries.map((q) => ({ path: path(q, true), token: t })),
+      },
+      ...(await deepKinds(ctx, '/search/channels', 'the longest one-letter search', {
+        path: path(initial, false),
+        token: t,
+      })),
+      ...(await deepKinds(ctx, '/search/channels', 'the longest one-letter live search', {
+        path: path(initial, true),
+        token: t,
+      })),
+    ];
+  },
+};
+
+/** The live operations the bench measures, in the order docs/api.md lists them. */
 export const OPERATIONS: readonly OperationMix[] = [
   subscriptions,
   clips,
   videos,
   markers,
   gamesTop,
+  searchCategories,
+  searchChannels,
   analyticsGames,
   analyticsExtensions,
 ];

@@ -41,6 +41,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { moderationRoutes } from './routes/moderation.ts';
 import { oauthRoutes } from './routes/oauth/index.ts';
 import { reportsRoutes } from './routes/reports.ts';
+import { searchRoutes } from './routes/search.ts';
 import { streamsRoutes } from './routes/streams.ts';
 import { subscriptionsRoutes } from './routes/subscriptions.ts';
 import { unitsRoutes } from './routes/units.ts';
@@ -180,6 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   markersRoutes(app, ctx);
   channelsRoutes(app, ctx);
   moderationRoutes(app, ctx);
+  searchRoutes(app, ctx);
   analyticsRoutes(app, ctx);
   reportsRoutes(app, ctx);
   // The decommissioned operations: 410 Gone, or with --legacy served from the store.

@@ -8,7 +8,9 @@
 // - Migrations: 003 (clip ids compared bytewise with collate "C"; `trending` a stored generated
 //   column on PostgreSQL, a virtual one on SQLite), 004 (statement-level triggers with
 //   transition tables on PostgreSQL, row triggers on SQLite), 010 and 011 (the /clips listing
-//   indexes covering: trailing key columns on SQLite, INCLUDE on PostgreSQL); migrate.ts names
+//   indexes covering: trailing key columns on SQLite, INCLUDE on PostgreSQL), 017 (the search keys:
+//   `translate` on PostgreSQL for SQLite's ASCII-only lower(), collate "C" for SQLite's byte order,
+//   statement-level insert and delete triggers on PostgreSQL); migrate.ts names
 //   PostgreSQL's schema for the migration table and retries a migration that collided with another
 //   session's DDL.
 // - Bulk loading (bulk.ts): a prepared row insert run per row against json_array_elements with casts
@@ -16,7 +18,9 @@
 //   in sqlite_master against pg_indexes; ANALYZE on PostgreSQL only.
 // - Planner steering, because SQLite plans without row statistics: streams.ts writes an IN list as
 //   an expression no index holds (on SQLite always, on PostgreSQL for several values) and
-//   videos.ts keeps a period off the time index with a unary plus on SQLite only.
+//   videos.ts keeps a period off the time index with a unary plus on SQLite only; search.ts writes
+//   its once-per-item check as NOT EXISTS on SQLite and `(select 1 where not exists ...) is not null`
+//   on PostgreSQL.
 // - Values read back: a count is an int8 that PostgreSQL's driver may give as text (callers wrap it
 //   in Number()); an EXISTS is 0/1 on SQLite and a boolean on PostgreSQL (analytics.ts).
 // Everything else (the queries of every operation, keyset pages, LIMITs written as literals) is

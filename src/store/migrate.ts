@@ -17,6 +17,7 @@ import * as m014 from './migrations/014_listings_covering_pg.ts';
 import * as m015 from './migrations/015_eventsub.ts';
 import * as m016 from './migrations/016_eventsub_limits.ts';
 import * as m017 from './migrations/017_video_links.ts';
+import * as m018 from './migrations/018_search.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '015_eventsub': m015,
   '016_eventsub_limits': m016,
   '017_video_links': m017,
+  '018_search': m018,
 };
 
 /**

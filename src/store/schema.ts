@@ -239,6 +239,22 @@ export interface ExtensionDaysTable {
 }
 
 /**
+ * The keys GET /search/channels finds a user by (migration 018, kept by triggers): its login and
+ * display name, ASCII letters lower-cased, spaces and "_" removed; `live` 1 while it has a stream.
+ */
+export interface SearchChannelKeysTable {
+  key: string;
+  user_id: number;
+  live: number;
+}
+
+/** The keys GET /search/categories finds a game by (migration 018): its name from each word on. */
+export interface SearchGameKeysTable {
+  key: string;
+  game_id: number;
+}
+
+/**
  * EventSub's outbox (migration 015): an event recorded with the write that caused it, or a control
  * row (a subscription's change, a command for a session) at its place in the same order. `id` is
  * the one database-generated column: it is the commit order, which no generator could give.
@@ -349,6 +365,8 @@ export interface Database {
   extensions: ExtensionsTable;
   game_days: GameDaysTable;
   extension_days: ExtensionDaysTable;
+  search_channel_keys: SearchChannelKeysTable;
+  search_game_keys: SearchGameKeysTable;
   events: EventsTable;
   eventsub_subscriptions: EventsubSubscriptionsTable;
   eventsub_sessions: EventsubSessionsTable;

@@ -40,6 +40,10 @@ export class Links {
   boxArt(gameId: number | string): string {
     return `${this.site}/media/box-art/${gameId}-{width}x{height}.jpg`;
   }
+  /** the same picture at one size, as Helix's search answers it (`52x72`) */
+  boxArtAt(gameId: number | string, width: number, height: number): string {
+    return `${this.site}/media/box-art/${gameId}-${width}x${height}.jpg`;
+  }
 }
 
 /** 3723 -> "1h2m3s", the form of video durations and marker offsets. */

@@ -1,5 +1,5 @@
-// The access matrix: each of the nine operations, of the user-token reads beside them
-// (/streams/followed, /subscriptions/user, /moderation/moderators) and of the writes (PUT /users,
+// The access matrix: each of the nine operations, of the reads beside them (/streams/followed,
+// /subscriptions/user, /moderation/moderators, the two searches) and of the writes (PUT /users,
 // POST /streams/markers, DELETE /videos) against each kind of caller, every cell with its expected
 // status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
@@ -229,6 +229,16 @@ const OPERATIONS: Operation[] = [
       NOT_YOUR_VIDEO,
       MISMATCH,
     ],
+  },
+  {
+    path: '/search/categories',
+    url: () => '/search/categories?query=a',
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
+    path: '/search/channels',
+    url: (s) => `/search/channels?query=${s.demoLogin}&live_only=true`,
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
   },
   {
     path: '/analytics/games',

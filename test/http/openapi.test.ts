@@ -17,6 +17,8 @@ const OPERATIONS = [
   '/games',
   '/games/top',
   '/moderation/moderators',
+  '/search/categories',
+  '/search/channels',
   '/streams',
   '/streams/followed',
   '/streams/markers',
@@ -152,6 +154,9 @@ forEachStore('GET /openapi.json', (kind) => {
     assert.equal(param('/helix/videos', 'first').schema.default, undefined, 'no default with id lookups');
     assert.deepEqual(param('/helix/analytics/games', 'type').schema.default, 'overview_v2');
     assert.equal(param('/helix/streams/followed', 'first').schema.default, 100, "production's page of 100");
+    assert.equal(param('/helix/search/channels', 'live_only').schema.type, 'boolean');
+    assert.equal(param('/helix/search/channels', 'live_only').schema.default, false);
+    assert.equal(param('/helix/search/categories', 'query').schema.maxLength, 256);
     for (const p of OPERATIONS.filter((x) => !x.endsWith('/follows') && x !== '/tags/streams'))
       for (const x of op(`/helix${p}`).parameters ?? []) assert.notEqual(x.required, true, `${p} ${x.name}`);
   });
@@ -182,6 +187,10 @@ forEachStore('GET /openapi.json', (kind) => {
     assert.equal(doc.components.securitySchemes.clientId?.name, 'Client-Id');
     assert.deepEqual(op('/helix/clips').security, [{ bearer: [], clientId: [] }]);
     assert.equal(op('/helix/clips')['x-token-kind'], 'app or user');
+    for (const p of ['/helix/search/categories', '/helix/search/channels']) {
+      assert.deepEqual(op(p).security, [{ bearer: [], clientId: [] }], p);
+      assert.equal(op(p)['x-token-kind'], 'app or user', p);
+    }
     assert.deepEqual(op('/helix/subscriptions').security, [
       { bearer: ['channel:read:subscriptions'], clientId: [] },
     ]);

@@ -2,7 +2,8 @@
 // moves (its timer at a high rate, and more events made between pages through POST
 // /admin/live/step), on both stores: no row is listed twice, and every row present at the start and
 // at the end of the walk (read from the store directly) is listed. /streams, /streams/followed and
-// /games/top are the listings whose order moves (viewer counts); the others only grow.
+// /games/top are the listings whose order moves (viewer counts); the others only grow, and the two
+// searches' order is names alone, which channels going live and offline do not move.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -243,6 +244,37 @@ forEachStore('walks under --live', (kind: StoreKind) => {
               .where('video_id', '=', video)
               .where('creator_id', '=', demo),
           ),
+      },
+      {
+        name: '/search/channels',
+        path: '/helix/search/channels?query=b',
+        headers: app,
+        first: 3,
+        ids: field('id'),
+        // Logins and display names as the search matches them (docs/api.md): the world renames nobody.
+        direct: async () =>
+          (await db.selectFrom('users').select(['id', 'login', 'display_name']).execute())
+            .filter((u) =>
+              [u.login, u.display_name].some((n) =>
+                n
+                  .replace(/[A-Z]/g, (c) => c.toLowerCase())
+                  .replace(/[ _]/g, '')
+                  .startsWith('b'),
+              ),
+            )
+            .map((u) => String(u.id)),
+      },
+      {
+        name: '/search/categories',
+        path: '/helix/search/categories?query=s',
+        headers: app,
+        first: 2,
+        ids: field('id'),
+        // A name or one of its words starting with s (the demo names are words and spaces).
+        direct: async () =>
+          (await db.selectFrom('games').select(['id', 'name']).execute())
+            .filter((g) => g.name.split(/[^0-9A-Za-z]+/).some((w) => /^s/i.test(w)))
+            .map((g) => String(g.id)),
       },
       {
         name: '/analytics/games',

@@ -165,6 +165,26 @@ forEachStore('rate limits', (kind: StoreKind) => {
     assert.equal(row.description, 'Five', 'the write refused for the limit did not happen');
   });
 
+  it("charges the searches one point each, an empty answer and a refused parameter too, from the token's bucket", async () => {
+    const app = await t.appToken();
+    const answers = [
+      ['/helix/search/categories?query=a', 200],
+      ['/mock/search/channels?query=a&live_only=true', 200],
+      // Nothing found is still an answer.
+      ['/helix/search/channels?query=zzzzqqq', 200],
+      // A missing query is the handler's 400, after the charge.
+      ['/helix/search/categories', 400],
+      ['/helix/search/channels?query=a&first=1', 200],
+    ] as const;
+    for (const [i, [url, status]] of answers.entries()) {
+      const res = await t.get(url, bearer(app));
+      assert.equal(res.statusCode, status, url);
+      assert.equal(limits(res).remaining, LIMIT - 1 - i, url);
+    }
+    const refused = await t.get('/helix/search/channels?query=a', bearer(app));
+    assert.equal(refused.statusCode, 429);
+  });
+
   it('charges nothing and sends no headers when the token is refused', async () => {
     const token = await t.appToken();
     const refused = await t.get('/helix/games/top', bearer('not-a-token'));

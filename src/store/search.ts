@@ -1,0 +1,201 @@
+// GET /search/categories and GET /search/channels: a query is a prefix of the keys of migration
+// 017 (search_game_keys, search_channel_keys), read as one range of their primary key (or, for live
+// channels only, of the partial index search_channel_keys_live) in key order from the cursor: no
+// scan of the games or the users, no sort. docs/api.md ("Search") says what matches and why.
+import { type Kysely, SqliteAdapter, sql } from 'kysely';
+import { KEY_CHARS } from './migrations/018_search.ts';
+import { keysetPage, type Page, type PageQuery } from './page.ts';
+import type { Database } from './schema.ts';
+
+/** ASCII letters lower-cased, nothing else changed: what the keys' SQL does on both stores. */
+const lowerAscii = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** The first KEY_CHARS characters (code points, as SQL's substr counts them). */
+const cut = (text: string) => {
+  const chars = [...text];
+  return chars.length > KEY_CHARS ? chars.slice(0, KEY_CHARS).join('') : text;
+};
+
+/** A query of GET /search/channels as its keys are written: letters lower-cased, spaces and "_" removed. */
+export function channelSearchKey(query: string): string {
+  return cut(lowerAscii(query).replace(/[ _]/g, ''));
+}
+
+/** A query of GET /search/categories as its keys are written: letters lower-cased, end spaces dropped. */
+export function categorySearchKey(query: string): string {
+  return cut(lowerAscii(query).replace(/^ +| +$/g, ''));
+}
+
+/**
+ * The least text after every text that starts with `prefix`, in code point order (the keys'
+ * collation): `prefix` with its last character the next one; undefined when there is none (every
+ * character is U+10FFFF). UTF-16 surrogates are no characters and are skipped.
+ */
+export function prefixEnd(prefix: string): string | undefined {
+  const chars = [...prefix].map((c) => c.codePointAt(0) as number);
+  while (chars.length > 0) {
+    const last = chars.pop() as number;
+    if (last < 0x10ffff) {
+      const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
+      return String.fromCodePoint(...chars, next);
+    }
+  }
+  return undefined;
+}
+
+const isSqlite = (db: Kysely<Database>) => db.getExecutor().adapter instanceof SqliteAdapter;
+
+/**
+ * The keys in `table` that start with `prefix` (`k` the table's alias), each item listed at its
+ * least matching key only: a second key of the same item in the range is skipped with one probe of
+ * the (id, key) index. On PostgreSQL written as `(select 1 where not exists (...)) is not null`, as
+ * moves.ts's unmovedSince is, for its planner: it runs that as the probe per row, and takes an IS
+ * NOT NULL it cannot estimate to keep nearly every row, as is the truth (few users have two
+ * matching names), so a page stays a walk of the range in its order that stops after `first` + 1
+ * rows. Taking the rows to be few (an IS NULL, estimated at 0.5%), it fetched the whole range
+ * with a bitmap and sorted it; a bare NOT EXISTS it may plan as an anti-join over the range.
+ *
+ * After a cursor the range starts at the cursor's key (keysetQuery's row comparison, which lies in
+ * the range: the cursor is bound to the query), and `key >= prefix` is left out: SQLite would
+ * otherwise start the range there and filter by the cursor, reading every row before it.
+ */
+function inRange(
+  db: Kysely<Database>,
+  table: 'search_game_keys' | 'search_channel_keys',
+  prefix: string,
+  page: PageQuery,
+) {
+  const id = table === 'search_game_keys' ? 'game_id' : 'user_id';
+  const end = prefixEnd(prefix);
+  const bounds = [
+    ...(page.after === undefined ? [sql`k.key >= ${prefix}`] : []),
+    ...(end === undefined ? [] : [sql`k.key < ${end}`]),
+  ];
+  const earlier = sql`select 1 from ${sql.table(table)} o
+    where o.${sql.ref(id)} = k.${sql.ref(id)} and o.key >= ${prefix} and o.key < k.key`;
+  const first = isSqlite(db)
+    ? sql`not exists (${earlier})`
+    : sql`(select 1 where not exists (${earlier})) is not null`;
+  return sql<boolean>`(${sql.join([...bounds, first], sql` and `)})`;
+}
+
+/** The order of both searches: the key, then the id (a key equal to the query comes first). */
+const CATEGORIES_ORDER = ['k.key', 'k.game_id'] as const;
+const CHANNELS_ORDER = ['k.key', 'k.user_id'] as const;
+
+// A page is read in two statements: the page's keys, one range of one index of one table, then
+// what the answer shows of those items, by their keys. In one statement with the joins,
+// PostgreSQL's planner, which can only guess how many keys a prefix matches (a rare one, or live
+// channels only, it takes to be a handful), was free to join in another order and sort what it
+// found; a statement of one table has no join to reorder, and its index gives the order.
+
+export interface CategoryMatch {
+  key: string;
+  game_id: number;
+  name: string;
+}
+
+/**
+ * One page of the games with a key that starts with `prefix` (categorySearchKey), by key then id,
+ * with their names (the games primary key). A game deleted between the two statements is left out.
+ */
+export async function searchCategories(
+  db: Kysely<Database>,
+  prefix: string,
+  page: PageQuery,
+): Promise<Page<CategoryMatch>> {
+  if (prefix === '') return { rows: [], hasMore: false };
+  const keys = await keysetPage(
+    db
+      .selectFrom('search_game_keys as k')
+      .select(['k.key', 'k.game_id'])
+      .where(inRange(db, 'search_game_keys', prefix, page)),
+    CATEGORIES_ORDER,
+    'asc',
+    page,
+  );
+  const ids = keys.rows.map((r) => r.game_id);
+  const names = new Map(
+    ids.length === 0
+      ? []
+      : (await db.selectFrom('games').select(['id', 'name']).where('id', 'in', ids).execute()).map((g) => [
+          g.id,
+          g.name,
+        ]),
+  );
+  const rows = keys.rows.flatMap((r) => {
+    const name = names.get(r.game_id);
+    return name === undefined ? [] : [{ ...r, name }];
+  });
+  return { ...keys, rows };
+}
+
+/** A channel found, with its live stream's fields (null when it is offline) and their game's name. */
+export interface ChannelMatch {
+  key: string;
+  user_id: number;
+  login: string;
+  display_name: string;
+  stream_id: number | null;
+  game_id: number | null;
+  game_name: string | null;
+  title: string | null;
+  language: string | null;
+  started_at: number | null;
+  tags: string | null;
+}
+
+/**
+ * One page of the channels with a key that starts with `prefix` (channelSearchKey), by key then
+ * user id; `liveOnly`: those with a live stream, a range of the partial index
+ * search_channel_keys_live. Then the users with their streams (users primary key, the streams'
+ * unique user_id) and the streams' games (primary key). A user deleted between the two statements
+ * is left out.
+ */
+export async function searchChannels(
+  db: Kysely<Database>,
+  prefix: string,
+  liveOnly: boolean,
+  page: PageQuery,
+): Promise<Page<ChannelMatch>> {
+  if (prefix === '') return { rows: [], hasMore: false };
+  const inKeys = db
+    .selectFrom('search_channel_keys as k')
+    .select(['k.key', 'k.user_id'])
+    .where(inRange(db, 'search_channel_keys', prefix, page));
+  // The literal 1 of the partial index's predicate (migration 018), never a bound value.
+  const keys = await keysetPage(
+    liveOnly ? inKeys.where('k.live', '=', sql.lit(1)) : inKeys,
+    CHANNELS_ORDER,
+    'asc',
+    page,
+  );
+  const ids = keys.rows.map((r) => r.user_id);
+  const found =
+    ids.length === 0
+      ? []
+      : await db
+          .selectFrom('users as u')
+          .leftJoin('streams as s', 's.user_id', 'u.id')
+          .leftJoin('games as g', 'g.id', 's.game_id')
+          .select([
+            'u.id',
+            'u.login',
+            'u.display_name',
+            's.id as stream_id',
+            's.game_id',
+            'g.name as game_name',
+            's.title',
+            's.language',
+            's.started_at',
+            's.tags',
+          ])
+          .where('u.id', 'in', ids)
+          .execute();
+  const byId = new Map(found.map(({ id, ...rest }) => [id, rest]));
+  const rows = keys.rows.flatMap((r) => {
+    const channel = byId.get(r.user_id);
+    return channel === undefined ? [] : [{ ...r, ...channel }];
+  });
+  return { ...keys, rows };
+}
