@@ -8,7 +8,7 @@
 // - Migrations: 003 (clip ids compared bytewise with collate "C"; `trending` a stored generated
 //   column on PostgreSQL, a virtual one on SQLite), 004 (statement-level triggers with
 //   transition tables on PostgreSQL, row triggers on SQLite), 010 and 011 (the /clips listing
-//   indexes covering: trailing key columns on SQLite, INCLUDE on PostgreSQL), 017 (the search keys:
+//   indexes covering: trailing key columns on SQLite, INCLUDE on PostgreSQL), 018 (the search keys:
 //   `translate` on PostgreSQL for SQLite's ASCII-only lower(), collate "C" for SQLite's byte order,
 //   statement-level insert and delete triggers on PostgreSQL); migrate.ts names
 //   PostgreSQL's schema for the migration table and retries a migration that collided with another
