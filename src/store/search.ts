@@ -1,10 +1,10 @@
 // GET /search/categories and GET /search/channels: a query is a prefix of the keys of migration
-// 017 (search_game_keys, search_channel_keys), read as one range of their primary key (or, for live
+// 018 (search_game_keys, search_channel_keys), read as one range of their primary key (or, for live
 // channels only, of the partial index search_channel_keys_live) in key order from the cursor: no
 // scan of the games or the users, no sort. docs/api.md ("Search") says what matches and why.
 import { type Kysely, SqliteAdapter, sql } from 'kysely';
 import { KEY_CHARS } from './migrations/018_search.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { keysetQuery, type Page, type PageQuery } from './page.ts';
 import type { Database } from './schema.ts';
 
 /** ASCII letters lower-cased, nothing else changed: what the keys' SQL does on both stores. */
@@ -83,11 +83,30 @@ function inRange(
 const CATEGORIES_ORDER = ['k.key', 'k.game_id'] as const;
 const CHANNELS_ORDER = ['k.key', 'k.user_id'] as const;
 
-// A page is read in two statements: the page's keys, one range of one index of one table, then
-// what the answer shows of those items, by their keys. In one statement with the joins,
-// PostgreSQL's planner, which can only guess how many keys a prefix matches (a rare one, or live
-// channels only, it takes to be a handful), was free to join in another order and sort what it
-// found; a statement of one table has no join to reorder, and its index gives the order.
+// A page is one statement in two parts: a subquery that is the page's keys (one range of one index
+// of one table, in its order, LIMIT first + 1), and around it what the answer shows of each item,
+// by its keys. The LIMIT keeps the subquery whole: neither store merges it into the joins (SQLite
+// runs it as a co-routine, PostgreSQL as a subquery scan), so no planner can start from the games
+// or the users, or read the range in another order and sort it, whatever it guesses a prefix
+// matches (PostgreSQL can only guess, and takes a rare one, or live channels only, to be a
+// handful). The joins then walk the page's rows in that order: the outer ORDER BY, the same
+// columns, needs no sort on either store.
+
+/** The rows of a page read around its keys (`p`), forward; its ends and whether more follow. */
+function pageOfRows<R extends { key: string }>(rows: R[], id: (r: R) => number, first: number): Page<R> {
+  const hasMore = rows.length > first;
+  if (hasMore) rows.pop();
+  const head = rows[0];
+  const last = rows[rows.length - 1];
+  if (head === undefined || last === undefined) return { rows, hasMore };
+  return { rows, hasMore, ends: { first: [head.key, id(head)], last: [last.key, id(last)] } };
+}
+
+/** The searches page forward only: the routes refuse `before` (docs/api.md). */
+function forward(page: PageQuery): PageQuery {
+  if (page.before !== undefined) throw new Error('the searches page forward only');
+  return page;
+}
 
 export interface CategoryMatch {
   key: string;
@@ -97,7 +116,7 @@ export interface CategoryMatch {
 
 /**
  * One page of the games with a key that starts with `prefix` (categorySearchKey), by key then id,
- * with their names (the games primary key). A game deleted between the two statements is left out.
+ * with their names (the games primary key).
  */
 export async function searchCategories(
   db: Kysely<Database>,
@@ -105,29 +124,23 @@ export async function searchCategories(
   page: PageQuery,
 ): Promise<Page<CategoryMatch>> {
   if (prefix === '') return { rows: [], hasMore: false };
-  const keys = await keysetPage(
+  const keys = keysetQuery(
     db
       .selectFrom('search_game_keys as k')
       .select(['k.key', 'k.game_id'])
       .where(inRange(db, 'search_game_keys', prefix, page)),
     CATEGORIES_ORDER,
     'asc',
-    page,
+    forward(page),
   );
-  const ids = keys.rows.map((r) => r.game_id);
-  const names = new Map(
-    ids.length === 0
-      ? []
-      : (await db.selectFrom('games').select(['id', 'name']).where('id', 'in', ids).execute()).map((g) => [
-          g.id,
-          g.name,
-        ]),
-  );
-  const rows = keys.rows.flatMap((r) => {
-    const name = names.get(r.game_id);
-    return name === undefined ? [] : [{ ...r, name }];
-  });
-  return { ...keys, rows };
+  const rows = await db
+    .selectFrom(keys.as('p'))
+    .innerJoin('games as g', 'g.id', 'p.game_id')
+    .select(['p.key', 'p.game_id', 'g.name'])
+    .orderBy('p.key')
+    .orderBy('p.game_id')
+    .execute();
+  return pageOfRows(rows, (r) => r.game_id, page.first);
 }
 
 /** A channel found, with its live stream's fields (null when it is offline) and their game's name. */
@@ -148,9 +161,8 @@ export interface ChannelMatch {
 /**
  * One page of the channels with a key that starts with `prefix` (channelSearchKey), by key then
  * user id; `liveOnly`: those with a live stream, a range of the partial index
- * search_channel_keys_live. Then the users with their streams (users primary key, the streams'
- * unique user_id) and the streams' games (primary key). A user deleted between the two statements
- * is left out.
+ * search_channel_keys_live. Each with its user (primary key), its stream (the streams' unique
+ * user_id) and the stream's game (primary key).
  */
 export async function searchChannels(
   db: Kysely<Database>,
@@ -164,38 +176,32 @@ export async function searchChannels(
     .select(['k.key', 'k.user_id'])
     .where(inRange(db, 'search_channel_keys', prefix, page));
   // The literal 1 of the partial index's predicate (migration 018), never a bound value.
-  const keys = await keysetPage(
+  const keys = keysetQuery(
     liveOnly ? inKeys.where('k.live', '=', sql.lit(1)) : inKeys,
     CHANNELS_ORDER,
     'asc',
-    page,
+    forward(page),
   );
-  const ids = keys.rows.map((r) => r.user_id);
-  const found =
-    ids.length === 0
-      ? []
-      : await db
-          .selectFrom('users as u')
-          .leftJoin('streams as s', 's.user_id', 'u.id')
-          .leftJoin('games as g', 'g.id', 's.game_id')
-          .select([
-            'u.id',
-            'u.login',
-            'u.display_name',
-            's.id as stream_id',
-            's.game_id',
-            'g.name as game_name',
-            's.title',
-            's.language',
-            's.started_at',
-            's.tags',
-          ])
-          .where('u.id', 'in', ids)
-          .execute();
-  const byId = new Map(found.map(({ id, ...rest }) => [id, rest]));
-  const rows = keys.rows.flatMap((r) => {
-    const channel = byId.get(r.user_id);
-    return channel === undefined ? [] : [{ ...r, ...channel }];
-  });
-  return { ...keys, rows };
+  const rows = await db
+    .selectFrom(keys.as('p'))
+    .innerJoin('users as u', 'u.id', 'p.user_id')
+    .leftJoin('streams as s', 's.user_id', 'p.user_id')
+    .leftJoin('games as g', 'g.id', 's.game_id')
+    .select([
+      'p.key',
+      'p.user_id',
+      'u.login',
+      'u.display_name',
+      's.id as stream_id',
+      's.game_id',
+      'g.name as game_name',
+      's.title',
+      's.language',
+      's.started_at',
+      's.tags',
+    ])
+    .orderBy('p.key')
+    .orderBy('p.user_id')
+    .execute();
+  return pageOfRows(rows, (r) => r.user_id, page.first);
 }
