@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient, StreamNotLiveError } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
-import { writeRecords } from '../../src/records/write.ts';
-import { rfc3339 } from '../../src/wire/datetime.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { archiveOfLiveStream } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
 import { pointTwurpleAt } from './twurple.ts';
 
@@ -33,37 +32,7 @@ forEachStore(
     before(async () => {
       t = await startTestApp(kind);
       demo = t.seed?.demoUserId as number;
-      const stream = await t.store.db
-        .selectFrom('streams')
-        .selectAll()
-        .where('user_id', '=', demo)
-        .executeTakeFirstOrThrow();
-      startedAt = stream.started_at;
-      await writeRecords(
-        t.store,
-        [
-          {
-            kind: 'video',
-            where: 'archive',
-            data: {
-              id: ARCHIVE,
-              stream_id: String(stream.id),
-              user_id: String(demo),
-              game_id: String(stream.game_id),
-              title: 'Recording',
-              description: '',
-              created_at: rfc3339(startedAt),
-              published_at: rfc3339(startedAt),
-              view_count: 0,
-              language: stream.language,
-              type: 'archive',
-              duration: '0s',
-              muted_segments: null,
-            },
-          },
-        ],
-        { mode: 'create' },
-      );
+      startedAt = (await archiveOfLiveStream(t, demo, ARCHIVE)).started_at;
       ({ restore } = await pointTwurpleAt(t));
     });
     after(async () => {

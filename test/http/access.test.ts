@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SPEC_SCOPES } from '../../src/auth/scopes.ts';
-import { writeRecords } from '../../src/records/write.ts';
 import type { SeedInfo } from '../../src/seed/index.ts';
-import { rfc3339 } from '../../src/wire/datetime.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { archiveOfLiveStream } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
 
 interface Outcome {
@@ -402,37 +401,7 @@ async function prepareWrites(t: TestApp): Promise<void> {
     .orderBy('id')
     .execute();
   demoVideos = videos.map((v) => v.id);
-  const stream = await t.store.db
-    .selectFrom('streams')
-    .selectAll()
-    .where('user_id', '=', demo)
-    .executeTakeFirstOrThrow();
-  const at = rfc3339(stream.started_at);
-  await writeRecords(
-    t.store,
-    [
-      {
-        kind: 'video',
-        where: 'archive',
-        data: {
-          id: '1999999999',
-          stream_id: String(stream.id),
-          user_id: String(demo),
-          game_id: String(stream.game_id),
-          title: 'Recording',
-          description: '',
-          created_at: at,
-          published_at: at,
-          view_count: 0,
-          language: stream.language,
-          type: 'archive',
-          duration: '0s',
-          muted_segments: null,
-        },
-      },
-    ],
-    { mode: 'create' },
-  );
+  await archiveOfLiveStream(t, demo, '1999999999');
 }
 
 function describeOutcome(o: Outcome): string {

@@ -3,9 +3,8 @@
 // other write method on their paths is still a 405.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { writeRecords } from '../../src/records/write.ts';
-import { rfc3339 } from '../../src/wire/datetime.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { archiveOfLiveStream } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
 
 forEachStore('the writes in the production profile', (kind: StoreKind) => {
@@ -32,37 +31,7 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
     assert.equal(t.config.profile, 'production');
     demo = t.seed?.demoUserId as number;
     token = await t.userToken(['user:edit', 'channel:manage:broadcast', 'channel:manage:videos']);
-    const stream = await t.store.db
-      .selectFrom('streams')
-      .selectAll()
-      .where('user_id', '=', demo)
-      .executeTakeFirstOrThrow();
-    const at = rfc3339(stream.started_at);
-    await writeRecords(
-      t.store,
-      [
-        {
-          kind: 'video',
-          where: 'archive',
-          data: {
-            id: '1999999999',
-            stream_id: String(stream.id),
-            user_id: String(demo),
-            game_id: String(stream.game_id),
-            title: 'Recording',
-            description: '',
-            created_at: at,
-            published_at: at,
-            view_count: 0,
-            language: stream.language,
-            type: 'archive',
-            duration: '0s',
-            muted_segments: null,
-          },
-        },
-      ],
-      { mode: 'create' },
-    );
+    await archiveOfLiveStream(t, demo, '1999999999');
   });
   after(() => t.close());
 

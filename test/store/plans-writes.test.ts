@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
-import { writeRecords } from '../../src/records/write.ts';
 import { detachClipsFromVideos } from '../../src/store/clips.ts';
 import { archiveOfStream, deleteMarkersOfVideos, liveStreamOf } from '../../src/store/markers.ts';
 import { rowByKey } from '../../src/store/records.ts';
 import { deleteVideoRows, videoOwners } from '../../src/store/videos.ts';
-import { rfc3339 } from '../../src/wire/datetime.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { archiveOfLiveStream } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
 import { queryPlans } from './plans.ts';
 
@@ -30,38 +29,7 @@ forEachStore('query plans of PUT /users, POST /streams/markers and DELETE /video
   before(async () => {
     t = await startTestApp(kind, { users: 3000 });
     demo = t.seed?.demoUserId as number;
-    const live = await t.store.db
-      .selectFrom('streams')
-      .selectAll()
-      .where('user_id', '=', demo)
-      .executeTakeFirstOrThrow();
-    stream = live.id;
-    const at = rfc3339(live.started_at);
-    await writeRecords(
-      t.store,
-      [
-        {
-          kind: 'video',
-          where: 'archive',
-          data: {
-            id: String(ARCHIVE),
-            stream_id: String(stream),
-            user_id: String(demo),
-            game_id: String(live.game_id),
-            title: 'Recording',
-            description: '',
-            created_at: at,
-            published_at: at,
-            view_count: 0,
-            language: live.language,
-            type: 'archive',
-            duration: '0s',
-            muted_segments: null,
-          },
-        },
-      ],
-      { mode: 'create' },
-    );
+    stream = (await archiveOfLiveStream(t, demo, String(ARCHIVE))).id;
     videos = (
       await t.store.db
         .selectFrom('clips')

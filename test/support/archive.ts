@@ -1,0 +1,46 @@
+// An archive video of a user's live stream, written through the records' write path: the video
+// POST /streams/markers places its marker in (the seed's archive videos are of streams that ended,
+// and --live makes none). Tests of the writes give the demo broadcaster's stream one.
+import { writeRecords } from '../../src/records/write.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
+import type { TestApp } from './apps.ts';
+
+/** Writes video `id` (type archive) for `userId`'s live stream; returns the stream it records. */
+export async function archiveOfLiveStream(
+  t: TestApp,
+  userId: number,
+  id: string,
+): Promise<{ id: number; started_at: number }> {
+  const stream = await t.store.db
+    .selectFrom('streams')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .executeTakeFirstOrThrow();
+  const at = rfc3339(stream.started_at);
+  await writeRecords(
+    t.store,
+    [
+      {
+        kind: 'video',
+        where: 'archive',
+        data: {
+          id,
+          stream_id: String(stream.id),
+          user_id: String(userId),
+          game_id: String(stream.game_id),
+          title: 'Recording',
+          description: '',
+          created_at: at,
+          published_at: at,
+          view_count: 0,
+          language: stream.language,
+          type: 'archive',
+          duration: '0s',
+          muted_segments: null,
+        },
+      },
+    ],
+    { mode: 'create' },
+  );
+  return { id: Number(stream.id), started_at: Number(stream.started_at) };
+}
