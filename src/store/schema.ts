@@ -94,6 +94,25 @@ export interface StreamsTable {
   is_mature: number;
 }
 
+/**
+ * A user's channel (migration 019): what GET /channels shows. A live stream holds its channel's
+ * title, game, language and tags.
+ */
+export interface ChannelsTable {
+  broadcaster_id: number;
+  title: string;
+  /** null: no game set */
+  game_id: number | null;
+  language: string;
+  /** seconds the broadcast is held back */
+  delay: number;
+  /** JSON array of the channel's tags */
+  tags: string;
+  /** JSON array of the content classification labels' ids */
+  labels: string;
+  is_branded_content: number;
+}
+
 /** A stream's listed values before one of them changed (migration 013, docs/live.md). */
 export interface StreamMovesTable {
   seq: Generated<number>;
@@ -352,6 +371,7 @@ export interface Database {
   settings: SettingsTable;
   games: GamesTable;
   streams: StreamsTable;
+  channels: ChannelsTable;
   stream_moves: StreamMovesTable;
   game_moves: GameMovesTable;
   clips: ClipsTable;
