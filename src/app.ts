@@ -28,6 +28,7 @@ import { faultRoutes } from './routes/admin/faults.ts';
 import { liveRoutes } from './routes/admin/live.ts';
 import { adminRoutes } from './routes/admin/records.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { channelInformationRoutes } from './routes/channel-information.ts';
 import { channelsRoutes } from './routes/channels.ts';
 import { clipsRoutes } from './routes/clips.ts';
 import { eventsubSubscriptionsRoutes } from './routes/eventsub/subscriptions.ts';
@@ -180,6 +181,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   eventsubSubscriptionsRoutes(app, ctx);
   markersRoutes(app, ctx);
   channelsRoutes(app, ctx);
+  channelInformationRoutes(app, ctx);
   moderationRoutes(app, ctx);
   searchRoutes(app, ctx);
   analyticsRoutes(app, ctx);

@@ -20,6 +20,7 @@ export function eventCommand(program: Command, io: CliIo): void {
     .option('--gifter <id>', 'channel.subscription.gift: the giver (left out: anonymous)')
     .option('--count <n>', 'channel.subscription.gift: how many subscriptions are given', '1')
     .option('--description <text>', 'user.update: the new description')
+    .option('--title <text>', "channel.update: the channel's new title")
     .addOption(configOption('now', 'the instant of the change, default the system clock'))
     .option('--json', 'print what was written or deleted as JSON')
     .action(async (type: string, opts) => {
@@ -37,6 +38,7 @@ export function eventCommand(program: Command, io: CliIo): void {
           ...(opts.gifter !== undefined ? { gifter_id: opts.gifter } : {}),
           count,
           ...(opts.description !== undefined ? { description: opts.description } : {}),
+          ...(opts.title !== undefined ? { title: opts.title } : {}),
         });
       } catch (err) {
         throw new UsageError(optionNames((err as Error).message));
@@ -64,4 +66,4 @@ const optionNames = (message: string): string =>
     .replace(/^user_id:/, '--user:')
     .replace(/^gifter_id:/, '--gifter:')
     .replace(/^type:/, '<type>:')
-    .replace(/^(tier|count|description):/, '--$1:');
+    .replace(/^(tier|count|description|title):/, '--$1:');

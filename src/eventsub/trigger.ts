@@ -5,7 +5,8 @@
 // subscription or moderator (one not already so), the game and id of a stream.
 import { randomInt, randomUUID } from 'node:crypto';
 import { HelixError } from '../http/errors.ts';
-import { type RecordKind, recordKind } from '../records/kinds.ts';
+import { NEW_CHANNEL } from '../records/channels.ts';
+import { MAX_STREAM_TITLE, type RecordKind, recordKind } from '../records/kinds.ts';
 import { deleteRecord, readRecord, writeRecords } from '../records/write.ts';
 import type { Store } from '../store/db.ts';
 import { TIERS } from '../store/schema.ts';
@@ -29,6 +30,8 @@ export interface TriggerInput {
   count?: number;
   /** user.update: the new description; default a new one each time (so the user does change) */
   description?: string;
+  /** channel.update: the new title; default a new one each time (so the channel does change) */
+  title?: string;
 }
 
 export interface TriggerResult {
@@ -52,7 +55,16 @@ function id(input: TriggerInput, field: 'broadcaster_id' | 'user_id' | 'gifter_i
   return Number(v);
 }
 
-const TRIGGER_FIELDS = ['type', 'broadcaster_id', 'user_id', 'tier', 'gifter_id', 'count', 'description'];
+const TRIGGER_FIELDS = [
+  'type',
+  'broadcaster_id',
+  'user_id',
+  'tier',
+  'gifter_id',
+  'count',
+  'description',
+  'title',
+];
 
 /** Checks a trigger's input (a parsed body or the command's options): a 400 naming the field, else the input. */
 export function triggerInput(body: unknown): TriggerInput {
@@ -75,6 +87,11 @@ export function triggerInput(body: unknown): TriggerInput {
     (typeof input.description !== 'string' || input.description.length > 300)
   )
     throw refuse('description', 'must be a string of at most 300 characters');
+  if (
+    input.title !== undefined &&
+    (typeof input.title !== 'string' || input.title === '' || [...input.title].length > MAX_STREAM_TITLE)
+  )
+    throw refuse('title', `must be a string of 1 to ${MAX_STREAM_TITLE} characters`);
   for (const f of ['broadcaster_id', 'user_id', 'gifter_id'] as const) id(input, f);
   return input;
 }
@@ -123,21 +140,43 @@ export async function trigger(store: Store, input: TriggerInput, now: number): P
   switch (input.type) {
     case 'stream.online': {
       const b = needBroadcaster();
-      const game = await drawGame(db);
-      if (game === undefined) throw refuse('game', 'the store holds no game for the stream to play', 404);
+      // The stream takes its channel's title, game, language and tags; a game only when the
+      // channel has none to give.
+      const channel = (await readRecord(store, kind('channel'), [b])) as { game_id: string } | undefined;
+      const game = channel?.game_id ? undefined : await drawGame(db);
+      if (!channel?.game_id && game === undefined)
+        throw refuse('game', 'the store holds no game for the stream to play', 404);
       await write('stream', [
         {
           id: String(randomInt(100_000_000_000, 999_999_999_999)),
           user_id: String(b),
-          game_id: String(game),
-          title: 'Triggered stream',
-          tags: [],
+          ...(game === undefined ? {} : { game_id: String(game) }),
           viewer_count: 0,
           started_at: at,
-          language: 'en',
           is_mature: false,
         },
       ]);
+      break;
+    }
+    case 'channel.update': {
+      const b = needBroadcaster();
+      const channel = await readRecord(store, kind('channel'), [b]);
+      const data = await writeRecords(
+        store,
+        [
+          {
+            kind: 'channel',
+            data: {
+              ...(channel ?? { game_id: '', broadcaster_language: NEW_CHANNEL.language }),
+              broadcaster_id: String(b),
+              title: input.title ?? `Triggered at ${at} (${randomUUID().slice(0, 8)})`,
+            },
+            where: 'trigger',
+          },
+        ],
+        { mode: 'upsert', echo: true },
+      );
+      for (const d of data) result.written.push({ kind: 'channel', data: d });
       break;
     }
     case 'stream.offline': {

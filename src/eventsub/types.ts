@@ -97,6 +97,13 @@ export const EVENT_TYPES: readonly EventType[] = [
     cause: 'a moderator deleted',
   }),
   type({
+    type: 'channel.update',
+    version: '2',
+    condition: broadcaster,
+    scopes: [],
+    cause: "a channel's title, language, game or content classification labels changed",
+  }),
+  type({
     type: 'user.update',
     version: '1',
     condition: ['user_id'],

@@ -33,7 +33,7 @@ export type OperationErrors = Partial<Record<403 | 404 | 409 | 429, string>>;
  * writes (docs/api.md: PUT /users, POST /streams/markers, DELETE /videos, and EventSub's POST and
  * DELETE); every other method of an operation's path is a 405 (refuseOtherMethods).
  */
-export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface OperationDef<P extends TProperties, R extends TSchema> {
   /** GET (the default), POST, PUT or DELETE */
@@ -48,7 +48,7 @@ export interface OperationDef<P extends TProperties, R extends TSchema> {
   /** the query-string parameters, each one's schema (Fastify validates them, after `access`) */
   query: P;
   /**
-   * A JSON body (POST): its schema describes it in /openapi.json; the handler checks it, so that
+   * A JSON body (POST, PATCH): its schema describes it in /openapi.json; the handler checks it, so that
    * the message names the field and the rule as the operation words them.
    */
   body?: TSchema;
@@ -120,16 +120,17 @@ export function decorateOperations(app: FastifyInstance): void {
 }
 
 /**
- * The bodies of the operations that read one (POST), read in place of Fastify's parsers in the
- * operations' own scope: JSON only, UTF-8 only (other bytes are a 400 naming the first bad one, never
- * text with U+FFFD in their place), an empty body is no body (the handler says what is missing);
- * any other type is a 415. Another method's body is never looked at: only POST reads one.
+ * The bodies of the operations that read one (POST /streams/markers, PATCH /channels...), read in
+ * place of Fastify's parsers in the operations' own scope: JSON only, UTF-8 only (other bytes are a
+ * 400 naming the first bad one, never text with U+FFFD in their place), an empty body is no body
+ * (the handler says what is missing); any other type is a 415. Only the methods in `reading` (the
+ * ones whose operation declares a body) look at one: another method's body is passed over.
  */
-function operationBodies(scope: FastifyInstance): void {
+function operationBodies(scope: FastifyInstance, reading: ReadonlySet<string>): void {
   scope.removeAllContentTypeParsers();
-  strictJsonBodies(scope, (req, bytes) => bytes.length === 0 || req.method !== 'POST');
+  strictJsonBodies(scope, (req, bytes) => bytes.length === 0 || !reading.has(req.method));
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
-    if ((body as Buffer).length === 0 || req.method !== 'POST') return done(null, undefined);
+    if ((body as Buffer).length === 0 || !reading.has(req.method)) return done(null, undefined);
     done(new HelixError(415, 'Unsupported Media Type'), undefined);
   });
 }
@@ -171,7 +172,7 @@ export function registerOperations(
   // over as on every other method but POST, never read by the app's parsers.
   if (defs.some((d) => d.body !== undefined || (d.method ?? 'GET') !== 'GET'))
     app.register(async (scope) => {
-      operationBodies(scope);
+      operationBodies(scope, new Set(defs.filter((d) => d.body !== undefined).map((d) => d.method ?? 'GET')));
       add(scope);
     });
   else add(app);

@@ -12,6 +12,7 @@ import { type AnyRow, rowsWhereIn } from '../store/records.ts';
 import type { Database } from '../store/schema.ts';
 import { giftedCount } from '../store/subscriptions.ts';
 import { rfc3339 } from '../wire/datetime.ts';
+import { NEW_CHANNEL } from './channels.ts';
 
 /** The record kinds whose writes make events. */
 export const EVENT_KINDS: ReadonlySet<string> = new Set([
@@ -20,7 +21,11 @@ export const EVENT_KINDS: ReadonlySet<string> = new Set([
   'subscription',
   'moderator',
   'user',
+  'channel',
 ]);
+
+/** The channel fields whose change is a `channel.update` (the ones its payload shows). */
+export const CHANNEL_UPDATE_COLUMNS = ['title', 'language', 'game_id', 'labels'] as const;
 
 /** The user fields whose change is a `user.update`. */
 export const USER_UPDATE_COLUMNS = ['login', 'display_name', 'description', 'email'] as const;
@@ -76,6 +81,7 @@ export async function eventsOfWrite(
   before?: ReadonlyMap<number, AnyRow>,
 ): Promise<NewEvent[]> {
   if (kind === 'user') return userUpdates(rows, before);
+  if (kind === 'channel') return channelUpdates(trx, dialect, rows, before);
   const fresh = rows.filter((_, i) => created[i]);
   if (fresh.length === 0) return [];
   switch (kind) {
@@ -192,6 +198,46 @@ function userUpdates(rows: readonly AnyRow[], before: ReadonlyMap<number, AnyRow
     );
   }
   return out;
+}
+
+/**
+ * `channel.update` (version 2) for each channel whose title, language, game or labels changed; a
+ * channel written for the first time changed from a new account's (NEW_CHANNEL). The game's name
+ * is read in the write's transaction, as the users' are.
+ */
+async function channelUpdates(
+  trx: Transaction<Database>,
+  dialect: Dialect,
+  rows: readonly AnyRow[],
+  before: ReadonlyMap<number, AnyRow> | undefined,
+): Promise<NewEvent[]> {
+  const changed = rows.filter((r) => {
+    const old = before?.get(Number(r.broadcaster_id)) ?? NEW_CHANNEL;
+    return CHANNEL_UPDATE_COLUMNS.some((c) => String(old[c as keyof typeof old]) !== String(r[c]));
+  });
+  if (changed.length === 0) return [];
+  const names = await namesOf(
+    trx,
+    dialect,
+    changed.map((r) => r.broadcaster_id),
+  );
+  const gameIds = [...new Set(changed.map((r) => r.game_id).filter((g) => g !== null))];
+  const games = new Map(
+    (await rowsWhereIn(trx, dialect, 'games', 'id', gameIds, ['id', 'name'])).map((g) => [
+      Number(g.id),
+      g.name,
+    ]),
+  );
+  return changed.map((r) =>
+    event('channel.update', r.broadcaster_id, {
+      ...userFields('broadcaster_', r.broadcaster_id, names),
+      title: r.title,
+      language: r.language,
+      category_id: r.game_id === null ? '' : String(r.game_id),
+      category_name: r.game_id === null ? '' : (games.get(Number(r.game_id)) ?? ''),
+      content_classification_labels: JSON.parse(r.labels) as string[],
+    }),
+  );
 }
 
 /** The event of deleting `row` of `kind` (read before the delete), if any. */

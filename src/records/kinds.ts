@@ -350,6 +350,101 @@ export const MAX_TAG = 25;
 /** The longest marker description, in characters (the platform's limit for a stream marker). */
 export const MAX_MARKER_DESCRIPTION = 140;
 
+const streamTitle = (description: string) =>
+  Type.String({
+    maxLength: MAX_STREAM_TITLE,
+    description: `${description}, at most ${MAX_STREAM_TITLE} characters`,
+  });
+const tagList = (description: string) =>
+  Type.Array(streamTag(MAX_TAG, 'A tag'), {
+    maxItems: MAX_TAGS,
+    description: `${description}: at most ${MAX_TAGS}, each 1 to ${MAX_TAG} letters or digits`,
+  });
+
+/**
+ * The content classification labels a channel may carry, in the order the wire lists them. The
+ * platform sets `MatureGame` from the game: a broadcaster may not set it (PATCH /channels), the
+ * platform (a record) may.
+ */
+export const CONTENT_LABELS = [
+  'DebatedSocialIssuesAndPolitics',
+  'DrugsIntoxication',
+  'Gambling',
+  'MatureGame',
+  'ProfanityVulgarity',
+  'SexualThemes',
+  'ViolentGraphic',
+] as const;
+export type ContentLabel = (typeof CONTENT_LABELS)[number];
+/** The longest stream delay, in seconds (the platform's limit). */
+export const MAX_DELAY = 900;
+
+/** Labels in the wire's order, each once. */
+export const orderedLabels = (labels: Iterable<string>): ContentLabel[] => {
+  const set = new Set(labels);
+  return CONTENT_LABELS.filter((l) => set.has(l));
+};
+
+// A user's channel: what GET /channels shows, kept when the stream goes offline. A user with no
+// record has a new account's channel (src/records/channels.ts, NEW_CHANNEL). A live stream holds
+// its channel's title, game, language and tags: the write path keeps the two alike whichever is
+// written.
+const channel = define({
+  kind: 'channel',
+  plural: 'channels',
+  table: 'channels',
+  schema: obj({
+    broadcaster_id: numericId('The broadcaster: each user has one channel'),
+    title: streamTitle('The title'),
+    game_id: optionalId('The game (category); "" for none'),
+    broadcaster_language: text('The language, e.g. "en", or "other"', { indexed: true }),
+    delay: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_DELAY,
+        description: `Seconds the broadcast is held back, 0 (the default) to ${MAX_DELAY}`,
+      }),
+    ),
+    tags: Type.Optional(tagList('Tags (default none)')),
+    content_classification_labels: Type.Optional(
+      Type.Array(enumOf(CONTENT_LABELS, 'A content classification label'), {
+        uniqueItems: true,
+        description: `The content classification labels in effect (default none): ${CONTENT_LABELS.join(', ')}`,
+      }),
+    ),
+    is_branded_content: Type.Optional(
+      Type.Boolean({ description: 'The channel shows branded content (default false)' }),
+    ),
+  }),
+  key: ['broadcaster_id'],
+  numericKey: ['broadcaster_id'],
+  derived: ['broadcaster_login', 'broadcaster_name', 'game_name'],
+  refs: [
+    { field: 'broadcaster_id', column: 'broadcaster_id', kind: 'user' },
+    { field: 'game_id', column: 'game_id', kind: 'game' },
+  ],
+  toRow: (r) => ({
+    broadcaster_id: read.id('broadcaster_id', r.broadcaster_id),
+    title: r.title,
+    game_id: read.optionalId('game_id', r.game_id),
+    language: r.broadcaster_language,
+    delay: r.delay ?? 0,
+    tags: JSON.stringify(r.tags ?? []),
+    labels: JSON.stringify(orderedLabels(r.content_classification_labels ?? [])),
+    is_branded_content: read.flag(r.is_branded_content ?? false),
+  }),
+  fromRow: (row: AnyRow) => ({
+    broadcaster_id: write.id(row.broadcaster_id),
+    title: row.title,
+    game_id: write.optionalId(row.game_id),
+    broadcaster_language: row.language,
+    delay: row.delay,
+    tags: JSON.parse(row.tags) as string[],
+    content_classification_labels: JSON.parse(row.labels) as ContentLabel[],
+    is_branded_content: write.flag(row.is_branded_content),
+  }),
+});
+
 const stream = define({
   kind: 'stream',
   plural: 'streams',
@@ -357,18 +452,15 @@ const stream = define({
   schema: obj({
     id: numericId('The stream id'),
     user_id: numericId('The broadcaster: one live stream per user'),
-    game_id: numericId('The game played'),
-    title: Type.String({
-      maxLength: MAX_STREAM_TITLE,
-      description: `The title, at most ${MAX_STREAM_TITLE} characters`,
-    }),
-    tags: Type.Array(streamTag(MAX_TAG, 'A tag'), {
-      maxItems: MAX_TAGS,
-      description: `Tags: at most ${MAX_TAGS}, each 1 to ${MAX_TAG} letters or digits`,
-    }),
+    // The four fields the stream holds of its channel: left out, they are the channel's
+    // (src/records/channels.ts); given, the channel takes them, as a broadcaster who sets them
+    // while going live changes the channel.
+    game_id: Type.Optional(numericId("The game played; left out, the channel's")),
+    title: Type.Optional(streamTitle("The title; left out, the channel's")),
+    tags: Type.Optional(tagList("Tags; left out, the channel's")),
     viewer_count: count('Viewers now: orders /streams and, summed per game, /games/top'),
     started_at: dateTime('When it went live'),
-    language: text('The language, e.g. "en"', { indexed: true }),
+    language: Type.Optional(text('The language, e.g. "en"; left out, the channel\'s', { indexed: true })),
     is_mature: Type.Boolean({ description: 'For mature audiences' }),
   }),
   numericKey: ['id'],
@@ -381,12 +473,13 @@ const stream = define({
   toRow: (r) => ({
     id: read.id('id', r.id),
     user_id: read.id('user_id', r.user_id),
-    game_id: read.id('game_id', r.game_id),
-    title: r.title,
-    tags: JSON.stringify(r.tags),
+    // null: the channel's, filled in by the write path (src/records/channels.ts)
+    game_id: r.game_id === undefined ? null : read.id('game_id', r.game_id),
+    title: r.title ?? null,
+    tags: r.tags === undefined ? null : JSON.stringify(r.tags),
     viewer_count: r.viewer_count,
     started_at: read.instant('started_at', r.started_at),
-    language: r.language,
+    language: r.language ?? null,
     is_mature: read.flag(r.is_mature),
   }),
   fromRow: (row: AnyRow) => ({
@@ -804,6 +897,7 @@ export const RECORD_KINDS: readonly RecordKind[] = [
   game,
   extension,
   tag,
+  channel,
   stream,
   video,
   clip,

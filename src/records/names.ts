@@ -7,6 +7,7 @@ export const RECORD_KIND_NAMES = [
   'game',
   'extension',
   'tag',
+  'channel',
   'stream',
   'video',
   'clip',

@@ -13,6 +13,7 @@ import { eventsCommitted, type NewEvent, recordEvents } from '../store/events.ts
 import { revokeSubscriptions } from '../store/eventsub-subscriptions.ts';
 import { deleteMarkersOfVideos } from '../store/markers.ts';
 import {
+  type AnyRow,
   anyRowNames,
   deleteByKey,
   deleteUserGrants,
@@ -27,6 +28,14 @@ import type { Database } from '../store/schema.ts';
 import { findUnstorable, unstorableText } from '../store/text.ts';
 import { deleteVideoRows, videoOwners } from '../store/videos.ts';
 import { parseNumericId } from '../wire/ids.ts';
+import {
+  channelRows,
+  channelsToFollow,
+  fillFromChannels,
+  HELD_COLUMNS,
+  liveStreamRows,
+  streamsToFollow,
+} from './channels.ts';
 import { EVENT_KINDS, eventsOfDelete, eventsOfWrite, USER_UPDATE_COLUMNS } from './events.ts';
 import { FieldRule, ruleOfPattern } from './fields.ts';
 import { RECORD_KINDS, type RecordKind, type Row, recordKind } from './kinds.ts';
@@ -129,6 +138,8 @@ function ruleOf(e: ShapeError): { field: string; rule: string } {
       return { field, rule: `must be at most ${p.limit} characters` };
     case 'maxItems':
       return { field, rule: `must hold at most ${p.limit} items` };
+    case 'uniqueItems':
+      return { field, rule: 'must not hold an item twice' };
     case 'minimum':
     case 'maximum':
       return { field, rule: `must be ${p.comparison} ${p.limit}` };
@@ -444,7 +455,39 @@ async function writeRun(
   const existing = mode === 'create' ? undefined : await checkKeys(trx, run, kind, mode, dialect);
   await checkRefs(trx, run, kind, dialect, imported);
   const events = opts.events !== false && EVENT_KINDS.has(kind.kind);
-  // A user's values before the write: a change of its names, description or email is an event.
+  // The rows as written, parsed once when something below reads them.
+  let parsed: AnyRow[] | undefined;
+  const rowsOf = () =>
+    (parsed ??= (JSON.parse(run.json) as unknown[][]).map((values) =>
+      Object.fromEntries(run.columns.map((c, i) => [c, values[i]])),
+    ));
+  // A stream holds its channel's title, game, language and tags (src/records/channels.ts): the
+  // ones a record left out are the channel's, filled in before the insert.
+  const channels =
+    kind.kind === 'stream'
+      ? await channelRows(
+          trx,
+          dialect,
+          rowsOf().map((r) => Number(r.user_id)),
+        )
+      : undefined;
+  if (channels) {
+    const rows = rowsOf();
+    if (rows.some((r) => HELD_COLUMNS.some((c) => r[c] === null))) {
+      const gameless = fillFromChannels(rows, channels);
+      if (gameless >= 0)
+        throw new RecordError(
+          400,
+          whereOf(run, gameless),
+          kind.kind,
+          'game_id',
+          "is required: the user's channel has no game to give the stream (give game_id, or set the channel's first)",
+        );
+      run.json = JSON.stringify(rows.map((r) => run.columns.map((c) => r[c])));
+    }
+  }
+  // The values before the write of a user (a change of its names, description or email is an
+  // event) or of a channel (a change of its title, language, game or labels is one).
   const before =
     events && existing && kind.kind === 'user'
       ? new Map(
@@ -455,7 +498,9 @@ async function writeRun(
             ])
           ).map((r) => [Number(r.id), r]),
         )
-      : undefined;
+      : events && kind.kind === 'channel'
+        ? await channelRows(trx, dialect, run.keyCols[0] as number[])
+        : undefined;
 
   const insertOnly = kind.insertOnly ?? {};
   const rows = { table: kind.table, columns: run.columns, json: run.json };
@@ -480,12 +525,40 @@ async function writeRun(
   }
   const keys = imported?.of(kind.kind);
   if (keys) for (const key of run.keyCols[0] as KeyValue[]) keys.add(key);
-  if (!events) return [];
-  const written = (JSON.parse(run.json) as unknown[][]).map((values) =>
-    Object.fromEntries(run.columns.map((c, i) => [c, values[i]])),
-  );
-  const created = written.map((_, i) => !existing?.has(keyText(keyOf(run, i))));
-  return eventsOfWrite(trx, dialect, kind.kind, written, created, before);
+  const out: NewEvent[] = [];
+  if (events) {
+    const created = rowsOf().map((_, i) => !existing?.has(keyText(keyOf(run, i))));
+    out.push(...(await eventsOfWrite(trx, dialect, kind.kind, rowsOf(), created, before)));
+  }
+  // The other side of a live stream and its channel, where it now differs: written through this
+  // same path, so with its checks and its events.
+  let follow: { kind: string; records: object[]; mode: WriteMode } | undefined;
+  if (channels) follow = { kind: 'channel', records: channelsToFollow(rowsOf(), channels), mode: 'upsert' };
+  if (kind.kind === 'channel') {
+    const written = rowsOf();
+    const streams = await liveStreamRows(
+      trx,
+      dialect,
+      written.map((r) => Number(r.broadcaster_id)),
+    );
+    const { records, gameless } = streamsToFollow(written, streams);
+    if (gameless >= 0)
+      throw new RecordError(
+        400,
+        whereOf(run, gameless),
+        kind.kind,
+        'game_id',
+        "must name a game while the broadcaster is live: the live stream holds the channel's game",
+      );
+    follow = { kind: 'stream', records, mode: 'replace' };
+  }
+  if (follow && follow.records.length > 0) {
+    const where = `${whereOf(run, 0)} (the ${follow.kind} it holds)`;
+    const prepared = follow.records.map((data) => prepareRecord({ kind: follow.kind, data, where }));
+    for (const r of runsOf(prepared))
+      out.push(...(await writeRun(trx, r, { ...opts, mode: follow.mode }, insert, dialect)));
+  }
+  return out;
 }
 
 /**
@@ -514,7 +587,8 @@ export async function writeRuns(
   opts: WriteOptions,
 ): Promise<number> {
   const write = async (trx: Transaction<Database>) => {
-    if (runs.some((r) => r.kind === 'stream')) await lockMoves(trx, store.dialect);
+    // A channel written while live writes its stream (src/records/channels.ts).
+    if (runs.some((r) => r.kind === 'stream' || r.kind === 'channel')) await lockMoves(trx, store.dialect);
     const insert = inserter(trx, store.dialect);
     const events: NewEvent[] = [];
     for (const run of runs) events.push(...(await writeRun(trx, run, opts, insert, store.dialect)));
@@ -537,9 +611,17 @@ export async function writeRecords(
   items: readonly RecordInput[],
   opts: WriteOptions,
 ): Promise<object[]> {
-  const prepared = items.map(prepareRecord);
-  await writeRuns(store, runsOf(prepared), opts);
-  return opts.echo ? prepared.map((r) => r.kind.fromRow(r.row)) : [];
+  const runs = runsOf(items.map(prepareRecord));
+  await writeRuns(store, runs, opts);
+  // From the runs as written: a stream's fields left out are its channel's, filled in by the write.
+  return opts.echo
+    ? runs.flatMap((run) => {
+        const kind = recordKind(run.kind) as RecordKind;
+        return (JSON.parse(run.json) as unknown[][]).map((values) =>
+          kind.fromRow(Object.fromEntries(run.columns.map((c, i) => [c, values[i] as Row[string]]))),
+        );
+      })
+    : [];
 }
 
 /**
@@ -547,18 +629,23 @@ export async function writeRecords(
  * laid over it, and the whole written back through the write path (every check, and the events the
  * change causes: a user's new description is a `user.update`), all in one transaction, so that no
  * write in between is lost. Returns the row as written; a RecordError 404 when no record has the
- * key, or the write path's refusal of the result.
+ * key (unless `fresh` is given), or the write path's refusal of the result.
  */
 export async function patchRecord(
   store: Store,
   kind: RecordKind,
   key: readonly KeyValue[],
-  patch: Record<string, unknown>,
+  /** the fields to change, or a function of the record as read that gives them */
+  patch: Record<string, unknown> | ((record: Record<string, unknown>) => Record<string, unknown>),
   where: string,
+  /** the record to lay `patch` over when none has the key (then written as new), instead of a 404 */
+  fresh?: Record<string, unknown>,
 ): Promise<Row> {
   const { row, recorded } = await store.db.transaction().execute(async (trx) => {
+    // Before the row lock, as every writer of streams takes it (lockMoves).
+    if (kind.kind === 'stream' || kind.kind === 'channel') await lockMoves(trx, store.dialect);
     const found = await rowByKey(trx, kind.table, kind.keyColumns, key, store.dialect === 'postgres');
-    if (!found)
+    if (!found && !fresh)
       throw new RecordError(
         404,
         where,
@@ -566,8 +653,10 @@ export async function patchRecord(
         keyField(kind),
         `no ${kind.kind} has this key (${key.join(', ')})`,
       );
-    const prepared = prepareRecord({ kind: kind.kind, data: { ...kind.fromRow(found), ...patch }, where });
-    const recorded = await writeRuns(store, runsOf([prepared]), { mode: 'replace', trx });
+    const base = (found ? kind.fromRow(found) : fresh) as Record<string, unknown>;
+    const changes = typeof patch === 'function' ? patch(base) : patch;
+    const prepared = prepareRecord({ kind: kind.kind, data: { ...base, ...changes }, where });
+    const recorded = await writeRuns(store, runsOf([prepared]), { mode: found ? 'replace' : 'create', trx });
     return { row: prepared.row, recorded };
   });
   if (recorded > 0) eventsCommitted(store);
@@ -629,6 +718,9 @@ export async function readRecord(
   return row && kind.fromRow(row);
 }
 
+/** Whether `kind`'s field `field` names a channel's own user (deleted with the user, not a reason to refuse). */
+const ownChannel = (kind: RecordKind, field: string) => kind.kind === 'channel' && field === 'broadcaster_id';
+
 /**
  * Deletes the record of `kind` with this key. A record that others still name is a 409 naming
  * them (delete those first); a user's tokens and authorization codes go with the user, and a
@@ -648,9 +740,23 @@ export async function deleteRecord(
     if (!row) throw refuse(404, `no ${kind.kind} has this key (${key.join(', ')})`);
     for (const other of RECORD_KINDS)
       for (const ref of other.refs)
-        if (ref.kind === kind.kind && (await anyRowNames(trx, other.table, ref.column, key[0] as KeyValue)))
+        if (
+          ref.kind === kind.kind &&
+          !ownChannel(other, ref.field) &&
+          (await anyRowNames(trx, other.table, ref.column, key[0] as KeyValue))
+        )
           throw refuse(409, `is named by ${other.plural} (${ref.field}): delete or change those first`);
-    if (kind.kind === 'user') await deleteUserGrants(trx, key[0] as number);
+    // A live stream holds its channel's values (src/records/channels.ts): the channel goes after it.
+    if (kind.kind === 'channel' && (await anyRowNames(trx, 'streams', 'user_id', key[0] as KeyValue)))
+      throw refuse(
+        409,
+        "is live: its stream holds the channel's title, game, language and tags; delete the stream first",
+      );
+    if (kind.kind === 'user') {
+      await deleteUserGrants(trx, key[0] as number);
+      // A user's channel is the user's own: it goes with the user.
+      await deleteByKey(trx, 'channels', ['broadcaster_id'], key);
+    }
     // The event names the users as they are before the delete (a user is never deleted here
     // while a record names it).
     const events = await eventsOfDelete(trx, store.dialect, kind.kind, row);

@@ -1,6 +1,7 @@
 // GET /search/categories and GET /search/channels: games and channels whose name starts with the
 // query, from the search keys of migration 018 (docs/api.md, "Search": what matches, in what
 // order, and why).
+
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import type { AppContext } from '../context.ts';
@@ -15,6 +16,7 @@ import {
   singleString,
   withDefault,
 } from '../http/params.ts';
+import { NEW_CHANNEL } from '../records/channels.ts';
 import {
   type CategoryMatch,
   type ChannelMatch,
@@ -46,20 +48,20 @@ const toCategory = (r: CategoryMatch, links: Links): Category => ({
 
 /** A channel found, in production's field order. */
 const channelSchema = Type.Object({
-  broadcaster_language: Type.String({ description: 'The live stream\'s language; "" while offline' }),
+  broadcaster_language: Type.String({ description: "The channel's language (en for a channel never set)" }),
   broadcaster_login: Type.String(),
   display_name: Type.String(),
-  game_id: Type.String({ description: 'The live stream\'s game; "" while offline' }),
-  game_name: Type.String({ description: 'Its name; "" while offline or for a game not in the store' }),
+  game_id: Type.String({ description: 'The channel\'s game, kept while offline; "" for none' }),
+  game_name: Type.String({ description: 'Its name; "" for none' }),
   id: Type.String(),
   is_live: Type.Boolean(),
   tag_ids: Type.Array(Type.String(), {
     maxItems: 0,
     description: 'Always empty: Helix replaced the platform tag ids with `tags`',
   }),
-  tags: Type.Array(Type.String(), { description: "The live stream's tags; [] while offline" }),
+  tags: Type.Array(Type.String(), { description: "The channel's tags, kept while offline" }),
   thumbnail_url: Type.String({ description: "The channel's profile picture (300x300)" }),
-  title: Type.String({ description: 'The live stream\'s title; "" while offline' }),
+  title: Type.String({ description: 'The channel\'s title, kept while offline; "" for none' }),
   started_at: Type.String({ description: 'When the live stream started (RFC 3339); "" while offline' }),
 });
 type Channel = Static<typeof channelSchema>;
@@ -67,7 +69,7 @@ type Channel = Static<typeof channelSchema>;
 function toChannel(r: ChannelMatch, links: Links): Channel {
   const live = r.stream_id !== null;
   return {
-    broadcaster_language: r.language ?? '',
+    broadcaster_language: r.language ?? NEW_CHANNEL.language,
     broadcaster_login: r.login,
     display_name: r.display_name,
     game_id: r.game_id === null ? '' : String(r.game_id),
@@ -76,9 +78,9 @@ function toChannel(r: ChannelMatch, links: Links): Channel {
     is_live: live,
     // Helix deprecated the platform tag ids for `tags` and answers an empty list
     tag_ids: [],
-    tags: r.tags === null ? [] : (JSON.parse(r.tags) as string[]),
+    tags: JSON.parse(r.tags ?? NEW_CHANNEL.tags) as string[],
     thumbnail_url: links.profileImage(r.user_id),
-    title: r.title ?? '',
+    title: r.title ?? NEW_CHANNEL.title,
     started_at: r.started_at === null ? '' : rfc3339(r.started_at),
   };
 }

@@ -162,7 +162,8 @@ export interface ChannelMatch {
  * One page of the channels with a key that starts with `prefix` (channelSearchKey), by key then
  * user id; `liveOnly`: those with a live stream, a range of the partial index
  * search_channel_keys_live. Each with its user (primary key), its stream (the streams' unique
- * user_id) and the stream's game (primary key).
+ * user_id), its channel and the channel's game (primary keys); a user with no channel row has
+ * nulls there, a new account's channel.
  */
 export async function searchChannels(
   db: Kysely<Database>,
@@ -186,19 +187,22 @@ export async function searchChannels(
     .selectFrom(keys.as('p'))
     .innerJoin('users as u', 'u.id', 'p.user_id')
     .leftJoin('streams as s', 's.user_id', 'p.user_id')
-    .leftJoin('games as g', 'g.id', 's.game_id')
+    // The channel's title, game, language and tags: a live stream's are its channel's
+    // (src/records/channels.ts), and an offline channel keeps them.
+    .leftJoin('channels as c', 'c.broadcaster_id', 'p.user_id')
+    .leftJoin('games as g', 'g.id', 'c.game_id')
     .select([
       'p.key',
       'p.user_id',
       'u.login',
       'u.display_name',
       's.id as stream_id',
-      's.game_id',
+      'c.game_id',
       'g.name as game_name',
-      's.title',
-      's.language',
+      'c.title',
+      'c.language',
       's.started_at',
-      's.tags',
+      'c.tags',
     ])
     .orderBy('p.key')
     .orderBy('p.user_id')

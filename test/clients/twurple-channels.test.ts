@@ -1,7 +1,7 @@
-// Twurple 8 (@twurple/api) reads GET /channels/followers and GET /channels/followed from a real
-// listening helixd (TWURPLE_MOCK_API_PORT sends every call to http://localhost:<port>/mock/...).
-// The objects it parses are checked field by field against the store, with the one-page methods,
-// the `...Paginated` ones (every page, following the cursors) and the one-user filter forms.
+// Twurple 8 (@twurple/api) reads and changes a channel through the library itself against a real
+// listening helixd (mock mode): `api.channels.getChannelInfoById` and `getChannelInfoByIds`, and
+// `api.channels.updateChannelInfo`, checked by a read through Twurple afterwards (the channel, and
+// the live stream that holds its title, game, language and tags).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
@@ -10,46 +10,36 @@ import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
 import { pointTwurpleAt } from './twurple.ts';
 
-interface Row {
-  id: number;
-  login: string;
-  display_name: string;
-  followed_at: number;
-}
+const ADMIN_TOKEN = 'admin-token-0123456789-0123456789-abcdef';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+const STREAMER = 998001;
+const GAMES = { first: '998500', second: '998501' };
 
-forEachStore('Twurple reads the channel follow lists from helixd', (kind: StoreKind) => {
+forEachStore('Twurple reads and changes a channel', (kind: StoreKind) => {
   let t: TestApp;
-  let demo: number;
-  let moderator: number;
-  let fan: number;
   let restore: () => void;
 
-  /** An API client whose every call carries a token of `userId` with `scopes`. */
-  async function clientOf(userId: number, scopes: string[]): Promise<ApiClient> {
+  async function clientOf(scopes: string[], userId = STREAMER): Promise<ApiClient> {
     const token = await t.userToken(scopes, userId);
     return new ApiClient({ authProvider: new StaticAuthProvider(t.seed?.demoClientId as string, token) });
   }
+  const adminPost = async (path: string, body: object) => {
+    const res = await t.inject({ method: 'POST', url: path, headers: admin, payload: JSON.stringify(body) });
+    assert.equal(res.statusCode, 201, res.body);
+  };
 
   before(async () => {
-    t = await startTestApp(kind, { users: 1000 });
-    demo = t.seed?.demoUserId as number;
-    moderator = (
-      await t.store.db
-        .selectFrom('moderators')
-        .select('user_id')
-        .where('broadcaster_id', '=', demo)
-        .orderBy('user_id')
-        .executeTakeFirstOrThrow()
-    ).user_id;
-    fan = (
-      await t.store.db
-        .selectFrom('follows')
-        .select((eb) => ['from_id', eb.fn.countAll().as('n')])
-        .groupBy('from_id')
-        .orderBy('n', 'desc')
-        .orderBy('from_id')
-        .executeTakeFirstOrThrow()
-    ).from_id;
+    t = await startTestApp(kind, { users: 20, config: { adminToken: ADMIN_TOKEN } });
+    for (const [name, id] of Object.entries(GAMES))
+      await adminPost('/admin/games', { id, name: `Twurple ${name}` });
+    await adminPost('/admin/users', {
+      id: String(STREAMER),
+      login: 'twurple_streamer',
+      display_name: 'Twurple_Streamer',
+      broadcaster_type: 'partner',
+      description: '',
+      created_at: '2024-01-01T00:00:00Z',
+    });
     ({ restore } = await pointTwurpleAt(t));
   });
   after(async () => {
@@ -57,109 +47,73 @@ forEachStore('Twurple reads the channel follow lists from helixd', (kind: StoreK
     await t.close();
   });
 
-  /** The follows of one side from the store, most recent first, with the other side's names. */
-  async function stored(side: 'followers' | 'followed', id: number): Promise<Row[]> {
-    const [fixed, shown] =
-      side === 'followers' ? (['to_id', 'from_id'] as const) : (['from_id', 'to_id'] as const);
-    return t.store.db
-      .selectFrom('follows')
-      .innerJoin('users', 'users.id', `follows.${shown}`)
-      .select([`follows.${shown} as id`, 'users.login', 'users.display_name', 'follows.followed_at'])
-      .where(`follows.${fixed}`, '=', id)
-      .orderBy('follows.followed_at', 'desc')
-      .orderBy(`follows.${shown}`, 'desc')
-      .execute();
-  }
-
-  type Follower = { userId: string; userName: string; userDisplayName: string; followDate: Date };
-  type Followed = {
-    broadcasterId: string;
-    broadcasterName: string;
-    broadcasterDisplayName: string;
-    followDate: Date;
-  };
-  const asRow = (r: Row) => ({
-    id: String(r.id),
-    name: r.login,
-    displayName: r.display_name,
-    followDate: new Date(r.followed_at * 1000).toISOString(),
-  });
-  const follower = (f: Follower) => ({
-    id: f.userId,
-    name: f.userName,
-    displayName: f.userDisplayName,
-    followDate: f.followDate.toISOString(),
-  });
-  const followed = (f: Followed) => ({
-    id: f.broadcasterId,
-    name: f.broadcasterName,
-    displayName: f.broadcasterDisplayName,
-    followDate: f.followDate.toISOString(),
-  });
-
-  it('getChannelFollowers and getChannelFollowersPaginated (every page) match the store, with the broadcaster token', async () => {
-    const api = await clientOf(demo, ['moderator:read:followers']);
-    const rows = await stored('followers', demo);
-    assert.ok(rows.length > 300);
-    const page = await api.channels.getChannelFollowers(demo, undefined, { limit: 9 });
-    assert.equal(page.total, rows.length);
-    assert.deepEqual(page.data.map(follower), rows.slice(0, 9).map(asRow));
-    assert.ok(page.cursor);
-    const paginated = api.channels.getChannelFollowersPaginated(demo);
-    const all = await paginated.getAll();
-    assert.deepEqual(all.map(follower), rows.map(asRow));
-    assert.equal(await paginated.getTotalCount(), rows.length);
-  });
-
-  it("a moderator's token reads the channel's followers through Twurple too", async () => {
-    const api = await clientOf(moderator, ['moderator:read:followers']);
-    const rows = await stored('followers', demo);
-    const page = await api.channels.getChannelFollowers(demo, undefined, { limit: 100 });
-    assert.deepEqual(page.data.map(follower), rows.slice(0, 100).map(asRow));
-  });
-
-  it('getChannelFollowers with a user: that follower alone, or nothing for a user who does not follow', async () => {
-    const api = await clientOf(demo, ['moderator:read:followers']);
-    const rows = await stored('followers', demo);
-    const pick = rows[11] as Row;
-    const one = await api.channels.getChannelFollowers(demo, pick.id);
-    assert.deepEqual(one.data.map(follower), [asRow(pick)]);
-    assert.equal(one.total, rows.length);
-    const none = await api.channels.getChannelFollowers(demo, demo);
-    assert.deepEqual(none.data, []);
-  });
-
-  it('getChannelFollowerCount: the total, also for a token without moderator:read:followers', async () => {
-    const rows = await stored('followers', demo);
-    assert.equal(
-      await (await clientOf(demo, ['moderator:read:followers'])).channels.getChannelFollowerCount(demo),
-      rows.length,
+  it("getChannelInfoById: a new account's channel; updateChannelInfo, then getChannelInfoById shows every field", async () => {
+    // Another user's token: it reads the delay as 0.
+    const reader = await clientOf([], t.seed?.demoUserId as number);
+    const fresh = await reader.channels.getChannelInfoById(STREAMER);
+    assert.ok(fresh);
+    assert.deepEqual(
+      [fresh.name, fresh.displayName, fresh.title, fresh.gameId, fresh.language, fresh.tags],
+      ['twurple_streamer', 'Twurple_Streamer', '', '', 'en', []],
     );
-    assert.equal(await (await clientOf(fan, [])).channels.getChannelFollowerCount(demo), rows.length);
+    const api = await clientOf(['channel:manage:broadcast']);
+    await api.channels.updateChannelInfo(STREAMER, {
+      title: 'Set by Twurple',
+      gameId: GAMES.first,
+      language: 'de',
+      tags: ['Twurple', 'Chill'],
+      delay: 15,
+      isBrandedContent: true,
+    });
+    const read = await reader.channels.getChannelInfoById(STREAMER);
+    assert.ok(read);
+    assert.deepEqual(
+      [read.title, read.gameId, read.gameName, read.language, read.tags, read.isBrandedContent, read.delay],
+      ['Set by Twurple', GAMES.first, 'Twurple first', 'de', ['Twurple', 'Chill'], true, 0],
+    );
+    const own = await (await clientOf([])).channels.getChannelInfoById(STREAMER);
+    assert.equal(own?.delay, 15, "the broadcaster's own token reads the delay");
   });
 
-  it('getFollowedChannels and getFollowedChannelsPaginated (every page) match the store', async () => {
-    const api = await clientOf(fan, ['user:read:follows']);
-    const rows = await stored('followed', fan);
-    assert.ok(rows.length > 20);
-    const page = await api.channels.getFollowedChannels(fan, undefined, { limit: 6 });
-    assert.equal(page.total, rows.length);
-    assert.deepEqual(page.data.map(followed), rows.slice(0, 6).map(asRow));
-    const paginated = api.channels.getFollowedChannelsPaginated(fan);
-    const all = await paginated.getAll();
-    assert.deepEqual(all.map(followed), rows.map(asRow));
-    assert.equal(await paginated.getTotalCount(), rows.length);
+  it('updateChannelInfo while live: getStreamByUserId shows the new title, game and tags; getChannelInfoByIds lists it', async () => {
+    const live = await t.inject({
+      method: 'POST',
+      url: '/admin/streams',
+      headers: admin,
+      payload: JSON.stringify({
+        id: '998999',
+        user_id: String(STREAMER),
+        viewer_count: 3,
+        started_at: '2026-06-15T11:00:00Z',
+        is_mature: false,
+      }),
+    });
+    assert.equal(live.statusCode, 201, live.body);
+    const reader = await clientOf([]);
+    const before = await reader.streams.getStreamByUserId(STREAMER);
+    assert.equal(before?.title, 'Set by Twurple', "the stream went live with its channel's title");
+    const api = await clientOf(['channel:manage:broadcast']);
+    await api.channels.updateChannelInfo(STREAMER, {
+      title: 'Changed live',
+      gameId: GAMES.second,
+      tags: ['Live'],
+    });
+    const stream = await reader.streams.getStreamByUserId(STREAMER);
+    assert.deepEqual(
+      [stream?.title, stream?.gameId, stream?.gameName, stream?.tags, stream?.language],
+      ['Changed live', GAMES.second, 'Twurple second', ['Live'], 'de'],
+    );
+    const [info] = await reader.channels.getChannelInfoByIds([STREAMER, 1]);
+    assert.equal(info?.title, 'Changed live');
   });
 
-  it('getFollowedChannels and getFollowedChannelsPaginated with a broadcaster: that channel alone, or nothing', async () => {
-    const api = await clientOf(fan, ['user:read:follows']);
-    const rows = await stored('followed', fan);
-    const pick = rows[4] as Row;
-    const one = await api.channels.getFollowedChannels(fan, pick.id);
-    assert.deepEqual(one.data.map(followed), [asRow(pick)]);
-    assert.equal(one.total, rows.length);
-    const all = await api.channels.getFollowedChannelsPaginated(fan, pick.id).getAll();
-    assert.deepEqual(all.map(followed), [asRow(pick)]);
-    assert.deepEqual((await api.channels.getFollowedChannels(fan, fan)).data, []);
+  it('updateChannelInfo by another user: a 401 error from the library, nothing changed', async () => {
+    const other = await clientOf(['channel:manage:broadcast'], t.seed?.demoUserId as number);
+    await assert.rejects(
+      other.channels.updateChannelInfo(STREAMER, { title: 'Not mine' }),
+      (err: Error & { statusCode?: number }) => err.statusCode === 401,
+    );
+    const read = await (await clientOf([])).channels.getChannelInfoById(STREAMER);
+    assert.equal(read?.title, 'Changed live');
   });
 });

@@ -466,6 +466,57 @@ forEachStore('EventSub WebSocket /ws', (kind: StoreKind) => {
     c.ws.close();
   });
 
+  it("delivers channel.update (version 2) when the broadcaster's PATCH /channels changes the channel, as GET /channels then shows it", async () => {
+    const user = Number(users[1]);
+    const c = await connect(t);
+    const session = (await c.next()).payload.session.id;
+    const sub = await subscribe(t, session, 'channel.update', { broadcaster_user_id: String(user) }, user);
+    const manage = await t.userToken(['channel:manage:broadcast'], user);
+    const patch = (body: object) =>
+      t.inject({
+        method: 'PATCH',
+        url: `/helix/channels?broadcaster_id=${user}`,
+        headers: {
+          ...bearer(manage),
+          'client-id': t.seed?.demoClientId as string,
+          'content-type': 'application/json',
+        },
+        payload: JSON.stringify(body),
+      });
+    const res = await patch({
+      title: 'Changed through Helix',
+      game_id: '996500',
+      broadcaster_language: 'de',
+      content_classification_labels: [{ id: 'Gambling', is_enabled: true }],
+    });
+    assert.equal(res.statusCode, 204, res.body);
+    const m = await c.next();
+    assert.equal(m.metadata.message_type, 'notification');
+    assert.equal(m.metadata.subscription_type, 'channel.update');
+    assert.equal(m.metadata.subscription_version, '2');
+    assert.equal(m.payload.subscription.id, sub);
+    assert.deepEqual(m.payload.event, {
+      broadcaster_user_id: String(user),
+      broadcaster_user_login: 'ws_user_1',
+      broadcaster_user_name: 'WS_User_1',
+      title: 'Changed through Helix',
+      language: 'de',
+      category_id: '996500',
+      category_name: 'WebSocket Game',
+      content_classification_labels: ['Gambling'],
+    });
+    const read = (await t.get(`/helix/channels?broadcaster_id=${user}`, bearer(token))).json().data[0];
+    assert.equal(read.title, m.payload.event.title);
+    assert.equal(read.game_name, m.payload.event.category_name);
+    // Tags alone are not in the payload: no event. The next change is the next message.
+    assert.equal((await patch({ tags: ['Chill'] })).statusCode, 204);
+    assert.equal((await patch({ title: 'Again' })).statusCode, 204);
+    const next = await c.next();
+    assert.equal(next.payload.event.title, 'Again', 'the next change, not the tags');
+    await unsubscribe(t, sub, user);
+    c.ws.close();
+  });
+
   it('sends a revocation and keeps the socket open: its other subscriptions still deliver', async () => {
     const c = await connect(t);
     const session = (await c.next()).payload.session.id;

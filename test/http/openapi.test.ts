@@ -10,6 +10,7 @@ import { openApiChecker } from '../support/openapi-check.ts';
 const OPERATIONS = [
   '/analytics/extensions',
   '/analytics/games',
+  '/channels',
   '/channels/followed',
   '/channels/followers',
   '/clips',
@@ -34,6 +35,7 @@ const OPERATIONS = [
 const WRITES = [
   'DELETE /eventsub/subscriptions',
   'DELETE /videos',
+  'PATCH /channels',
   'POST /eventsub/subscriptions',
   'POST /streams/markers',
   'PUT /users',

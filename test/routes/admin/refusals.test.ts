@@ -459,7 +459,7 @@ const CASES: Case[] = [
   ],
   ['PATCH', '/admin/users/900555', { description: 'x' }, 404, /^path: user id: no user has this key$/],
   ['DELETE', '/admin/users/900001', undefined, 409, /^path: user id: is named by /],
-  ['DELETE', '/admin/games/990001', undefined, 409, /^path: game id: is named by streams \(game_id\)/],
+  ['DELETE', '/admin/games/990001', undefined, 409, /^path: game id: is named by (channels|streams) \(game_id\)/],
   ['DELETE', '/admin/clips/NoSuchClip', undefined, 404, /^path: clip id: no clip has this key/],
   ['GET', '/admin/users?after=abc.def', undefined, 400, /^Invalid cursor\.$/],
   ['GET', '/admin/users?first=0', undefined, 400, /"first"/],
