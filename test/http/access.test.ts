@@ -1,6 +1,6 @@
 // The access matrix: each of the nine operations, of the reads beside them (/streams/followed,
-// /subscriptions/user, /moderation/moderators, the two searches) and of the writes (PUT /users,
-// POST /streams/markers, DELETE /videos) against each kind of caller, every cell with its expected
+// /subscriptions/user, /moderation/moderators, the two searches, GET /channels) and of the writes
+// (PUT /users, PATCH /channels, POST /streams/markers, DELETE /videos) against each kind of caller, every cell with its expected
 // status and message (docs/auth.md, "Who may call what"). The decommissioned operations
 // answer 410 before any token check unless the app runs with --legacy, so the matrix runs on a
 // legacy app, and a default app shows the 410 for every caller.
@@ -19,6 +19,8 @@ interface Outcome {
 }
 
 const OK: Outcome = { status: 200 };
+/** A write that answers no body (PATCH /channels). */
+const DONE: Outcome = { status: 204 };
 const MISSING: Outcome = { status: 401, message: 'OAuth token is missing' };
 const INVALID: Outcome = { status: 401, message: 'Invalid OAuth token' };
 const USER_ONLY: Outcome = {
@@ -54,11 +56,11 @@ type Caller = (typeof CALLERS)[number];
 
 interface Operation {
   /** GET unless said */
-  method?: 'PUT' | 'POST' | 'DELETE';
+  method?: 'PUT' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   /** the request's path and query (called for each request: a write may need a fresh target) */
   url: (s: SeedInfo) => string;
-  /** a JSON body (POST /streams/markers) */
+  /** a JSON body (POST /streams/markers, PATCH /channels) */
   body?: (s: SeedInfo) => unknown;
   /** the scope the operation needs, if any */
   scope?: string;
@@ -191,6 +193,29 @@ const OPERATIONS: Operation[] = [
     scope: 'user:edit',
     // Another user's token changes that user's own description: not an error.
     cells: [MISSING, INVALID, INVALID, INVALID, USER_ONLY, scope('user:edit'), OK, OK, MISMATCH],
+  },
+  {
+    path: '/channels',
+    url: (s) => `/channels?broadcaster_id=${s.demoUserId}`,
+    cells: [MISSING, INVALID, INVALID, INVALID, OK, OK, OK, OK, MISMATCH],
+  },
+  {
+    method: 'PATCH',
+    path: '/channels',
+    url: (s) => `/channels?broadcaster_id=${s.demoUserId}`,
+    body: () => ({ title: 'Changed by the access matrix' }),
+    scope: 'channel:manage:broadcast',
+    cells: [
+      MISSING,
+      INVALID,
+      INVALID,
+      INVALID,
+      USER_ONLY,
+      scope('channel:manage:broadcast'),
+      DONE,
+      NOT_BROADCASTER,
+      MISMATCH,
+    ],
   },
   {
     method: 'POST',
@@ -435,6 +460,10 @@ forEachStore('access matrix (legacy mode, so all nine operations check tokens)',
           const headers = await headersFor(t, caller, op, otherUserId);
           const res = await send(t, op, headers);
           assert.equal(res.statusCode, expected.status, res.body);
+          if (expected.status === 204) {
+            assert.equal(res.body, '');
+            return;
+          }
           const body = res.json();
           if (expected.status === 200) {
             assert.ok(Array.isArray(body.data), res.body);

@@ -131,7 +131,7 @@ forEachStore('rate limits', (kind: StoreKind) => {
         .orderBy('id')
         .executeTakeFirstOrThrow()
     ).id;
-    const write = (method: 'PUT' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
+    const write = (method: 'PUT' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
       t.inject({
         method,
         url,
@@ -147,7 +147,7 @@ forEachStore('rate limits', (kind: StoreKind) => {
       [() => write('DELETE', `/mock/videos?id=${video}`), 200],
       // No archive video of the live stream: production's 404 comes after the charge.
       [() => write('POST', '/helix/streams/markers', { user_id: String(demo) }), 404],
-      [() => write('PUT', `/helix/users?description=${'x'.repeat(301)}`), 400],
+      [() => write('PATCH', `/helix/channels?broadcaster_id=${demo}`, {}), 400],
       [() => write('PUT', '/helix/users?description=Five'), 200],
     ] as const;
     for (const [i, [send, status]] of answers.entries()) {

@@ -7,8 +7,9 @@
 // form and JSON bodies, the admin API JSON bodies (records of the store with a field changed, and
 // junk), POST /eventsub/subscriptions subscriptions near valid ones (of every served type, with a
 // field changed), POST /streams/markers markers near valid ones (the demo broadcaster's live stream
-// has an archive video), and all of them JSON whose bytes are not UTF-8. The operations' writes
-// (PUT /users, POST /streams/markers, DELETE /videos) run after every read of the seeded data.
+// has an archive video), PATCH /channels changes near valid ones, and all of them JSON whose bytes
+// are not UTF-8. The operations' writes (PUT /users, PATCH /channels, POST /streams/markers,
+// DELETE /videos) run after every read of the seeded data.
 // Whatever comes in: never a 5xx, every error the route's error body, and the app still serves at
 // the end. Every answer is also checked against /openapi.json (test/support/apps.ts).
 //
@@ -47,6 +48,8 @@ const REPORT_PARAMS = ['type', 'started_at', 'ended_at', 'expires', 'signature']
 const EVENTSUB_PATH = `${DOCUMENTED_PREFIX}/eventsub/subscriptions`;
 /** Create Stream Marker: a JSON body on POST. */
 const MARKERS_PATH = `${DOCUMENTED_PREFIX}/streams/markers`;
+/** Modify Channel Information: a JSON body on PATCH. */
+const CHANNELS_PATH = `${DOCUMENTED_PREFIX}/channels`;
 /** The archive video setUp gives the demo broadcaster's live stream, so that markers can be made. */
 const ARCHIVE_ID = '1999999999';
 
@@ -466,6 +469,43 @@ function markerBody(f: Fuzzed): fc.Arbitrary<Json> {
   return nearly({ user_id: user, description });
 }
 
+/**
+ * A Modify Channel Information body near a valid one: some of its fields, each mostly valid (a
+ * game of the store, tags and labels around their limits), else junk.
+ */
+function channelBody(f: Fuzzed): fc.Arbitrary<Json> {
+  const tag = fc.oneof(
+    { arbitrary: fc.stringMatching(/^[A-Za-z0-9]{1,25}$/), weight: 8 },
+    fc.string({ unit: 'grapheme', maxLength: 30 }),
+    junk,
+  );
+  const label = fc.record({
+    id: fc.oneof(
+      {
+        arbitrary: fc.constantFrom('Gambling', 'DrugsIntoxication', 'ProfanityVulgarity', 'ViolentGraphic'),
+        weight: 8,
+      },
+      fc.constantFrom('MatureGame', 'Nope', ''),
+      jsonJunk,
+    ),
+    is_enabled: fc.oneof({ arbitrary: fc.boolean(), weight: 8 }, jsonJunk),
+  });
+  const field = <T>(valid: fc.Arbitrary<T>) => fc.oneof({ arbitrary: valid, weight: 8 }, jsonJunk);
+  const fields = {
+    title: field(fc.string({ unit: 'grapheme', maxLength: 145 })),
+    game_id: field(fc.oneof(f.pool.draw(['games.id']) ?? numbers, fc.constantFrom('', '0'), numbers)),
+    broadcaster_language: field(fc.constantFrom('en', 'de', 'other', 'EN', 'english', '')),
+    delay: field(fc.oneof(fc.integer({ min: -1, max: 901 }), fc.constantFrom('15', '1000'))),
+    tags: field(fc.array(tag, { maxLength: 11 })),
+    content_classification_labels: field(fc.array(label, { maxLength: 7 })),
+    is_branded_content: field(fc.boolean()),
+  };
+  return fc
+    .subarray(Object.keys(fields) as (keyof typeof fields)[], { minLength: 0 })
+    .chain((names) => fc.record(Object.fromEntries(names.map((n) => [n, fields[n]]))))
+    .map((o) => o as Json);
+}
+
 /** An object of `fields`, mostly whole; else one field left out, or one of junk added. */
 function nearly(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Json> {
   const names = Object.keys(fields);
@@ -511,6 +551,12 @@ function bodyFor(route: Route, f: Fuzzed): fc.Arbitrary<Case['body']> {
   if (route.path === MARKERS_PATH && route.method === 'POST')
     return fc.oneof(
       { arbitrary: markerBody(f).map(json), weight: 8 },
+      { arbitrary: brokenBody, weight: 1 },
+      { arbitrary: none, weight: 1 },
+    );
+  if (route.path === CHANNELS_PATH && route.method === 'PATCH')
+    return fc.oneof(
+      { arbitrary: channelBody(f).map(json), weight: 8 },
       { arbitrary: brokenBody, weight: 1 },
       { arbitrary: none, weight: 1 },
     );

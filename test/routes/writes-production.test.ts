@@ -1,6 +1,6 @@
-// The production profile serves the writes of the Helix API like every operation: PUT /users, POST
-// /streams/markers and DELETE /videos answer as in development, under /helix and /mock, and every
-// other write method on their paths is still a 405.
+// The production profile serves the writes of the Helix API like every operation: PUT /users, PATCH
+// /channels, POST /streams/markers and DELETE /videos answer as in development, under /helix and
+// /mock, and every other write method on their paths is still a 405.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
@@ -35,7 +35,7 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
   });
   after(() => t.close());
 
-  it('answers PUT /users, POST /streams/markers and DELETE /videos as every operation', async () => {
+  it('answers PUT /users, POST /streams/markers, DELETE /videos and PATCH /channels as every operation', async () => {
     const user = await send('PUT', '/helix/users?description=In%20production');
     assert.equal(user.statusCode, 200, user.body);
     assert.equal(user.json().data[0].description, 'In production');
@@ -53,6 +53,20 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
     const deleted = await send('DELETE', `/helix/videos?id=${video}`);
     assert.equal(deleted.statusCode, 200, deleted.body);
     assert.deepEqual(deleted.json(), { data: [String(video)] });
+    const game = (
+      await t.store.db
+        .selectFrom('streams')
+        .select('game_id')
+        .where('user_id', '=', demo)
+        .executeTakeFirstOrThrow()
+    ).game_id;
+    const channel = await send('PATCH', `/mock/channels?broadcaster_id=${demo}`, {
+      title: 'In production',
+      game_id: String(game),
+    });
+    assert.equal(channel.statusCode, 204, channel.body);
+    const read = await t.get(`/helix/channels?broadcaster_id=${demo}`, bearer(token));
+    assert.equal(read.json().data[0].title, 'In production');
   });
 
   it('answers any other write method on their paths with 405', async () => {
@@ -62,6 +76,8 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
       ['PUT', '/helix/streams/markers'],
       ['POST', '/mock/videos'],
       ['PATCH', '/helix/videos'],
+      ['PUT', '/helix/channels'],
+      ['POST', '/mock/channels'],
     ] as const) {
       const res = await send(method, url);
       assert.equal(res.statusCode, 405, `${method} ${url}`);
