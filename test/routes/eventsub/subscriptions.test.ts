@@ -576,6 +576,7 @@ function describeApi(kind: StoreKind) {
     let token: string;
     let subs: Sub[];
     let u: number;
+    let silent: ReturnType<typeof createServer>;
     before(async () => {
       // A client of its own: its listing holds only what this block makes.
       const created0 = await admin('POST', '/admin/clients', {
@@ -592,19 +593,28 @@ function describeApi(kind: StoreKind) {
         .access_token;
       u = next();
       subs = [];
+      // Callbacks that take the verification and never answer (the sender waits 10 s): the
+      // subscriptions stay pending while the block reads them, however soon the sender tries.
+      silent = createServer(() => {});
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const base = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
       for (let i = 0; i < 103; i++)
         subs.push(
           created(
             await post(
-              webhook('stream.online', '1', { broadcaster_user_id: String(u) }, `http://localhost:9/${i}`),
+              webhook('stream.online', '1', { broadcaster_user_id: String(u) }, `${base}/${i}`),
               token,
             ),
           ),
         );
-      subs.push(created(await post(webhook('user.update', '1', { user_id: String(next()) }), token)));
+      subs.push(
+        created(await post(webhook('user.update', '1', { user_id: String(next()) }, `${base}/user`), token)),
+      );
     });
     after(() => {
       client = t.seed?.demoClientId as string;
+      silent.closeAllConnections();
+      silent.close();
     });
 
     it('pages of 100, oldest first, with a cursor; total and total_cost over the listing', async () => {
