@@ -19,8 +19,10 @@ admin -H 'Content-Type: application/json' "$HELIXD_URL/admin/batch" -d '[
 admin -X PATCH -H 'Content-Type: application/json' -d '{"viewer_count": 99}' \
   "$HELIXD_URL/admin/streams/77000001"
 admin "$HELIXD_URL/admin/streams/77000001"
-# Offline, then gone: a record still named by another is a 409 that names them, so the stream first.
+# Offline, then gone: a record still named by another is a 409 that names them, so the stream
+# first, then the user (its channel, which keeps the stream's game, goes with it), then the game.
 admin -X DELETE "$HELIXD_URL/admin/streams/77000001"
-admin -X DELETE "$HELIXD_URL/admin/games/990001"
+admin "$HELIXD_URL/admin/channels/900001"
 admin -X DELETE "$HELIXD_URL/admin/users/900001"
+admin -X DELETE "$HELIXD_URL/admin/games/990001"
 echo deleted

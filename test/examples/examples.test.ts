@@ -45,7 +45,12 @@ const RUNS: { file: string; server: 'demo' | 'fixtures'; out: RegExp }[] = [
     out: /"message":"to: 2020-01-01T00:00:00.000Z is before the server clock/,
   },
   { file: 'fixtures.sh', server: 'fixtures', out: /^\{"total":3,"users":\["dave","carol","bob"\]\}$/m },
-  { file: 'admin-records.sh', server: 'fixtures', out: /"viewer_count":99,[^\n]*\n[^\n]*\n\n\n\ndeleted$/m },
+  {
+    file: 'admin-records.sh',
+    server: 'fixtures',
+    // the stream changed and read; deleted; its channel kept the stream's title and game; the rest deleted
+    out: /"viewer_count":99,[^\n]*\n[^\n]*\n\n\{"data":\[\{"broadcaster_id":"900001","title":"Hello","game_id":"990001"[^\n]*\n\n\ndeleted$/m,
+  },
 ];
 
 /** The pages that may quote examples: the README and docs/. */
