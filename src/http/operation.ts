@@ -30,8 +30,8 @@ export type OperationErrors = Partial<Record<403 | 404 | 409 | 429, string>>;
 
 /**
  * The methods an operation may be served with. Only the operations Helix serves with them are
- * writes (docs/api.md: PUT /users, POST /streams/markers, DELETE /videos, and EventSub's POST and
- * DELETE); every other method of an operation's path is a 405 (refuseOtherMethods).
+ * writes (docs/api.md: PUT /users, POST /streams/markers, DELETE /videos, POST /clips, and
+ * EventSub's POST and DELETE); every other method of an operation's path is a 405 (refuseOtherMethods).
  */
 export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -18,6 +18,7 @@ import * as m015 from './migrations/015_eventsub.ts';
 import * as m016 from './migrations/016_eventsub_limits.ts';
 import * as m017 from './migrations/017_video_links.ts';
 import * as m018 from './migrations/018_search.ts';
+import * as m020 from './migrations/020_clip_jobs.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '016_eventsub_limits': m016,
   '017_video_links': m017,
   '018_search': m018,
+  '020_clip_jobs': m020,
 };
 
 /**
