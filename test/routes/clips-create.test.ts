@@ -307,6 +307,24 @@ forEachStore('POST /helix/clips', (kind: StoreKind) => {
     assert.equal(await exportOf(t.storeOptions), snapshot);
   });
 
+  it('reads the query string only: a body of any type, even JSON that does not parse, is passed over', async () => {
+    const token = await t.userToken([SCOPE]);
+    for (const [type, payload] of [
+      ['application/json', '{"broadcaster_id":'],
+      ['application/json', JSON.stringify({ broadcaster_id: String(offline) })],
+      ['text/plain', '\u0000'.repeat(10)],
+      ['application/x-www-form-urlencoded', `broadcaster_id=${offline}`],
+    ] as const) {
+      const res = await t.inject({
+        method: 'POST',
+        url: `/helix/clips?broadcaster_id=${demo}`,
+        headers: { ...bearer(token), 'client-id': t.seed?.demoClientId as string, 'content-type': type },
+        payload,
+      });
+      assert.equal(res.statusCode, 202, `${type}: ${res.body}`);
+    }
+  });
+
   it('is served at /mock too; GET and POST are its methods, another is a 405', async () => {
     const res = await post(`broadcaster_id=${demo}`, await t.userToken([SCOPE]), '/mock');
     assert.equal(res.statusCode, 202, res.body);
