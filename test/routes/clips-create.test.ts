@@ -242,6 +242,34 @@ forEachStore('POST /helix/clips', (kind: StoreKind) => {
     assert.equal(c.vod_offset, null);
   });
 
+  it('a clip the write path refuses when it is due (its creator deleted meanwhile) is never made, and waits no more', async () => {
+    const user = {
+      id: '995577',
+      login: 'clipper_gone',
+      display_name: 'Clipper_Gone',
+      broadcaster_type: '',
+      description: '',
+      created_at: '2024-01-01T00:00:00Z',
+    };
+    const created = await t.inject({
+      method: 'POST',
+      url: '/admin/users',
+      headers: admin,
+      payload: JSON.stringify(user),
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = await clip(demo, await t.userToken([SCOPE], Number(user.id)));
+    const gone = await t.inject({ method: 'DELETE', url: `/admin/users/${user.id}`, headers: admin });
+    assert.equal(gone.statusCode, 204, gone.body);
+    // A clip asked for after it, made when due: the look at the store that made it passed the first.
+    const later = await clip(demo, await t.userToken([SCOPE]));
+    t.clock.advance(CLIP_DELAY_MS);
+    await made(later);
+    assert.equal(await listed(id), undefined);
+    const waiting = await t.store.db.selectFrom('clip_jobs').select('id').where('id', '=', id).execute();
+    assert.deepEqual(waiting, [], 'its row is gone: it is not tried again');
+  });
+
   it('refuses a bad parameter, an offline or unknown channel, a token of the wrong kind or scope, with a 4xx naming it; nothing written, after the delay too', async () => {
     const token = await t.userToken([SCOPE]);
     const snapshot = await exportOf(t.storeOptions);
