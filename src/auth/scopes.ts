@@ -12,13 +12,14 @@ export const SPEC_SCOPES = [
  * The scopes the served operations need: those four, plus those of the lookups real clients
  * start with (/users' email, /channels/followers' list, /channels/followed and /streams/followed),
  * of the reads around them (/subscriptions/user, /moderation/moderators), and of the writes (PUT
- * /users, POST /streams/markers, DELETE /videos). A user token with all of them may call every operation; the start-up
- * banner prints one.
+ * /users, POST /streams/markers, DELETE /videos, POST /clips). A user token with all of them may
+ * call every operation; the start-up banner prints one.
  */
 export const OPERATION_SCOPES = [
   ...SPEC_SCOPES,
   'channel:manage:broadcast',
   'channel:manage:videos',
+  'clips:edit',
   'moderation:read',
   'moderator:read:followers',
   'user:edit',
@@ -56,7 +57,6 @@ export const SCOPES = [
   'channel:read:vips',
   'chat:edit',
   'chat:read',
-  'clips:edit',
   'user:bot',
   'user:edit:broadcast',
   'user:manage:blocked_users',

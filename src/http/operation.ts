@@ -30,8 +30,8 @@ export type OperationErrors = Partial<Record<403 | 404 | 409 | 429, string>>;
 
 /**
  * The methods an operation may be served with. Only the operations Helix serves with them are
- * writes (docs/api.md: PUT /users, POST /streams/markers, DELETE /videos, and EventSub's POST and
- * DELETE); every other method of an operation's path is a 405 (refuseOtherMethods).
+ * writes (docs/api.md: PUT /users, POST /streams/markers, DELETE /videos, POST /clips, and
+ * EventSub's POST and DELETE); every other method of an operation's path is a 405 (refuseOtherMethods).
  */
 export type OperationMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -120,17 +120,19 @@ export function decorateOperations(app: FastifyInstance): void {
 }
 
 /**
- * The bodies of the operations that read one (POST /streams/markers, PATCH /channels...), read in
- * place of Fastify's parsers in the operations' own scope: JSON only, UTF-8 only (other bytes are a
- * 400 naming the first bad one, never text with U+FFFD in their place), an empty body is no body
- * (the handler says what is missing); any other type is a 415. Only the methods in `reading` (the
- * ones whose operation declares a body) look at one: another method's body is passed over.
+ * The bodies of the operations that read one (`reading`: the methods whose operation declares a
+ * body: POST, PATCH), read in place of Fastify's parsers in the operations' own scope: JSON only, UTF-8
+ * only (other bytes are a 400 naming the first bad one, never text with U+FFFD in their place), an
+ * empty body is no body (the handler says what is missing); any other type is a 415. Another
+ * method's body is never looked at, nor that of a write that takes none (POST /clips reads its
+ * query string only, as production: a body sent with it is passed over).
  */
 function operationBodies(scope: FastifyInstance, reading: ReadonlySet<string>): void {
+  const ignored = (method: string, bytes: Buffer) => bytes.length === 0 || !reading.has(method);
   scope.removeAllContentTypeParsers();
-  strictJsonBodies(scope, (req, bytes) => bytes.length === 0 || !reading.has(req.method));
+  strictJsonBodies(scope, (req, bytes) => ignored(req.method, bytes));
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
-    if ((body as Buffer).length === 0 || !reading.has(req.method)) return done(null, undefined);
+    if (ignored(req.method, body as Buffer)) return done(null, undefined);
     done(new HelixError(415, 'Unsupported Media Type'), undefined);
   });
 }
@@ -168,8 +170,8 @@ export function registerOperations(
   };
   // Operations with a body read it with their own parsers, in a scope of their own: the app's other
   // routes read none, or their own (the token service's, the admin API's). A path with a write that
-  // takes no body (PUT /users, DELETE /videos) gets them too, so that a body sent with it is passed
-  // over as on every other method but POST, never read by the app's parsers.
+  // takes no body (PUT /users, DELETE /videos, POST /clips) gets them too, so that a body sent with
+  // it is passed over as on every method whose operation reads none, never read by the app's parsers.
   if (defs.some((d) => d.body !== undefined || (d.method ?? 'GET') !== 'GET'))
     app.register(async (scope) => {
       operationBodies(scope, new Set(defs.filter((d) => d.body !== undefined).map((d) => d.method ?? 'GET')));

@@ -44,8 +44,12 @@ export async function holdsData(db: Kysely<Database>): Promise<boolean> {
   return false;
 }
 
-/** Deletes every row of every data table (a seed with --force). */
+/**
+ * Deletes every row of every data table (a seed with --force), and the clips asked for of the data
+ * that goes (migration 020): none is made into the new data.
+ */
 export async function emptyDataTables(trx: Transaction<Database>): Promise<void> {
+  await trx.deleteFrom('clip_jobs').execute();
   for (const t of [...DATA_TABLES].reverse()) await trx.deleteFrom(t).execute();
 }
 

@@ -79,17 +79,23 @@ export async function deleteMarkersOfVideos(
     .execute();
 }
 
-/** A live stream: where a new marker goes (POST /streams/markers). */
+/**
+ * A live stream: where a new marker goes (POST /streams/markers), what a new clip is cut from (POST
+ * /clips: its game, language and title are the clip's).
+ */
 export interface LiveStream {
   id: number;
   started_at: number;
+  game_id: number;
+  language: string;
+  title: string;
 }
 
 /** The user's live stream, if any (one probe of the streams' unique index of user_id). */
 export function liveStreamOf(db: Kysely<Database>, userId: number): Promise<LiveStream | undefined> {
   return db
     .selectFrom('streams')
-    .select(['id', 'started_at'])
+    .select(['id', 'started_at', 'game_id', 'language', 'title'])
     .where('user_id', '=', userId)
     .executeTakeFirst();
 }

@@ -19,6 +19,7 @@ import * as m016 from './migrations/016_eventsub_limits.ts';
 import * as m017 from './migrations/017_video_links.ts';
 import * as m018 from './migrations/018_search.ts';
 import * as m019 from './migrations/019_channels.ts';
+import * as m020 from './migrations/020_clip_jobs.ts';
 
 // Listed here rather than read from the folder, so that migrations work the same under tsx, a
 // bundle, or compiled output. Names sort in the order they must run.
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '017_video_links': m017,
   '018_search': m018,
   '019_channels': m019,
+  '020_clip_jobs': m020,
 };
 
 /**

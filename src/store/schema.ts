@@ -363,6 +363,16 @@ export interface WebhookDeliveriesTable {
   claimed_until: number | null;
 }
 
+/** A clip POST /clips asked for, made when it is due (migration 020, src/records/clip-jobs.ts). */
+export interface ClipJobsTable {
+  /** the clip's id, as the request's answer gave it */
+  id: string;
+  /** when the clip is made: Unix ms on the server clock */
+  due_at: number;
+  /** the clip record (src/records/kinds.ts) as the request made it, JSON text */
+  record: string;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -392,6 +402,7 @@ export interface Database {
   eventsub_sessions: EventsubSessionsTable;
   eventsub_processes: EventsubProcessesTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  clip_jobs: ClipJobsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

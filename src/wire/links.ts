@@ -7,6 +7,10 @@ export class Links {
   clip(id: string): string {
     return `${this.site}/clip/${id}`;
   }
+  /** where the clip's creator edits it (Create Clip's `edit_url`): its page, then `/edit`, as production's */
+  clipEdit(id: string): string {
+    return `${this.clip(id)}/edit`;
+  }
   clipEmbed(id: string): string {
     return `${this.site}/embed/clip?clip=${id}`;
   }

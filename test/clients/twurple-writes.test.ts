@@ -1,12 +1,14 @@
 // Twurple 8 (@twurple/api) makes the writes of the Helix API through the library itself against a
 // real listening helixd (TWURPLE_MOCK_API_PORT sends every call to http://localhost:<port>/mock/...):
-// `api.users.updateAuthenticatedUser`, `api.streams.createStreamMarker` and
-// `api.videos.deleteVideosByIds`, each checked by a read through Twurple afterwards (the user's
-// description, the marker listed, the video gone).
+// `api.users.updateAuthenticatedUser`, `api.streams.createStreamMarker`,
+// `api.videos.deleteVideosByIds` and `api.clips.createClip`, each checked by a read through Twurple
+// afterwards (the user's description, the marker listed, the video gone, the clip found by
+// `getClipById` once made, polled as production advises, the server clock running at real speed).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient, StreamNotLiveError } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
+import { CLIP_DELAY_MS } from '../../src/records/clip-jobs.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import { archiveOfLiveStream } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
@@ -16,7 +18,7 @@ import { pointTwurpleAt } from './twurple.ts';
 const ARCHIVE = '1999999999';
 
 forEachStore(
-  'Twurple makes the writes: a description, a stream marker, deleted videos',
+  'Twurple makes the writes: a description, a stream marker, deleted videos, a clip',
   (kind: StoreKind) => {
     let t: TestApp;
     let demo: number;
@@ -111,6 +113,55 @@ forEachStore(
       );
       // Production answers GET /videos 404 when none of the ids is a video: Twurple's HttpStatusCodeError.
       await assert.rejects(reader.videos.getVideoById(gone[0] as string), { statusCode: 404 });
+    });
+
+    it("createClip: the new id; getClipById finds the clip once made, within production's 15 s; an offline channel is the 404", async () => {
+      // Another user clips the demo broadcaster's live stream: the clip is that user's.
+      const creator = (
+        await t.store.db
+          .selectFrom('users')
+          .select('id')
+          .where('id', '!=', demo)
+          .orderBy('id')
+          .executeTakeFirstOrThrow()
+      ).id;
+      const api = await clientOf(['clips:edit'], creator);
+      // The server clock at real speed from here, as a client of the platform lives it.
+      t.clock.adopt({ realMs: Date.now(), nowMs: t.clock.now(), speed: 1 });
+      try {
+        const asked = t.clock.now();
+        const id = await api.clips.createClip({ channel: demo });
+        assert.match(id, /^(?:[A-Z][a-z]+){4}-[a-z0-9]{16}$/);
+        const reader = await clientOf([]);
+        assert.equal(await reader.clips.getClipById(id), null, 'not made at once');
+        let clip = null;
+        while (clip === null && t.clock.now() - asked < 15_000) {
+          await new Promise((r) => setTimeout(r, 250));
+          clip = await reader.clips.getClipById(id);
+        }
+        assert.ok(clip, 'found within 15 s');
+        assert.ok(t.clock.now() - asked >= CLIP_DELAY_MS, 'not before its delay');
+        assert.equal(clip.broadcasterId, String(demo));
+        assert.equal(clip.creatorId, String(creator));
+        assert.equal(clip.videoId, ARCHIVE);
+        assert.equal(clip.duration, 30);
+        assert.equal(clip.views, 0);
+        // The last second of the clip is the stream's position when it was asked for.
+        const created = clip.creationDate.getTime() / 1000;
+        assert.ok(created >= Math.floor(asked / 1000) && created * 1000 <= t.clock.now());
+        assert.equal(clip.vodOffset, created - startedAt - 30);
+        const offline = (
+          await t.store.db
+            .selectFrom('users')
+            .select('id')
+            .where('id', 'not in', t.store.db.selectFrom('streams').select('user_id'))
+            .orderBy('id')
+            .executeTakeFirstOrThrow()
+        ).id;
+        await assert.rejects(api.clips.createClip({ channel: offline }), { statusCode: 404 });
+      } finally {
+        t.clock.set(t.clock.now());
+      }
     });
   },
 );

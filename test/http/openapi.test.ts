@@ -36,6 +36,7 @@ const WRITES = [
   'DELETE /eventsub/subscriptions',
   'DELETE /videos',
   'PATCH /channels',
+  'POST /clips',
   'POST /eventsub/subscriptions',
   'POST /streams/markers',
   'PUT /users',
@@ -117,12 +118,24 @@ forEachStore('GET /openapi.json', (kind) => {
       ['put', '/users', 'user:edit'],
       ['post', '/streams/markers', 'channel:manage:broadcast'],
       ['delete', '/videos', 'channel:manage:videos'],
+      ['post', '/clips', 'clips:edit'],
     ] as const) {
       assert.deepEqual(write(m, p).security, [{ bearer: [scope], clientId: [] }], `${m} ${p}`);
       assert.equal(write(m, p)['x-token-kind'], 'user', `${m} ${p}`);
-      for (const s of ['200', '400', '401', '429', '503'])
+      // POST /clips answers 202 Accepted: the clip is made later, as production's.
+      for (const s of [p === '/clips' ? '202' : '200', '400', '401', '429', '503'])
         assert.ok(write(m, p).responses[s], `${m} ${p} ${s}`);
     }
+    assert.equal(write('post', '/clips').responses['200'], undefined, 'no 200: 202');
+    assert.ok(write('post', '/clips').responses['404'], 'an offline channel');
+    assert.equal(write('post', '/clips').requestBody, undefined, 'no body: the query string');
+    assert.deepEqual(
+      write('post', '/clips').parameters?.map((p) => [p.name, p.schema.type]),
+      [
+        ['broadcaster_id', 'string'],
+        ['has_delay', 'boolean'],
+      ],
+    );
     assert.equal(param('/helix/users', 'description', 'put').schema.maxLength, 300);
     assert.equal(param('/helix/videos', 'id', 'delete').schema.maxItems, 5);
     assert.ok(write('post', '/streams/markers').responses['403'], 'neither broadcaster nor editor');

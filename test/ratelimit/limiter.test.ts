@@ -122,7 +122,12 @@ forEachStore('rate limits', (kind: StoreKind) => {
 
   it("charges the writes one point each, from the user's one bucket, a refused one too; a write refused for the limit changes nothing", async () => {
     const demo = t.seed?.demoUserId as number;
-    const token = await t.userToken(['user:edit', 'channel:manage:videos', 'channel:manage:broadcast']);
+    const token = await t.userToken([
+      'user:edit',
+      'channel:manage:videos',
+      'channel:manage:broadcast',
+      'clips:edit',
+    ]);
     const video = (
       await t.store.db
         .selectFrom('videos')
@@ -147,8 +152,9 @@ forEachStore('rate limits', (kind: StoreKind) => {
       [() => write('DELETE', `/mock/videos?id=${video}`), 200],
       // No archive video of the live stream: production's 404 comes after the charge.
       [() => write('POST', '/helix/streams/markers', { user_id: String(demo) }), 404],
+      // A refused body: the handler's 400 comes after the charge.
       [() => write('PATCH', `/helix/channels?broadcaster_id=${demo}`, {}), 400],
-      [() => write('PUT', '/helix/users?description=Five'), 200],
+      [() => write('POST', `/helix/clips?broadcaster_id=${demo}`), 202],
     ] as const;
     for (const [i, [send, status]] of answers.entries()) {
       const res = await send();
@@ -162,7 +168,7 @@ forEachStore('rate limits', (kind: StoreKind) => {
       .select('description')
       .where('id', '=', demo)
       .executeTakeFirstOrThrow();
-    assert.equal(row.description, 'Five', 'the write refused for the limit did not happen');
+    assert.equal(row.description, 'One', 'the write refused for the limit did not happen');
   });
 
   it("charges the searches one point each, an empty answer and a refused parameter too, from the token's bucket", async () => {

@@ -9,7 +9,7 @@
 // field changed), POST /streams/markers markers near valid ones (the demo broadcaster's live stream
 // has an archive video), PATCH /channels changes near valid ones, and all of them JSON whose bytes
 // are not UTF-8. The operations' writes (PUT /users, PATCH /channels, POST /streams/markers,
-// DELETE /videos) run after every read of the seeded data.
+// DELETE /videos, POST /clips) run after every read of the seeded data.
 // Whatever comes in: never a 5xx, every error the route's error body, and the app still serves at
 // the end. Every answer is also checked against /openapi.json (test/support/apps.ts).
 //

@@ -1,8 +1,10 @@
 // The production profile serves the writes of the Helix API like every operation: PUT /users, PATCH
-// /channels, POST /streams/markers and DELETE /videos answer as in development, under /helix and
-// /mock, and every other write method on their paths is still a 405.
+// /channels, POST /streams/markers, DELETE /videos and POST /clips answer as in development, under
+// /helix and /mock (a clip is listed once its delay has passed on the server clock), and every
+// other write method on their paths is still a 405.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { CLIP_DELAY_MS } from '../../src/records/clip-jobs.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import { archiveOfLiveStream } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
@@ -30,7 +32,12 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
     });
     assert.equal(t.config.profile, 'production');
     demo = t.seed?.demoUserId as number;
-    token = await t.userToken(['user:edit', 'channel:manage:broadcast', 'channel:manage:videos']);
+    token = await t.userToken([
+      'user:edit',
+      'channel:manage:broadcast',
+      'channel:manage:videos',
+      'clips:edit',
+    ]);
     await archiveOfLiveStream(t, demo, '1999999999');
   });
   after(() => t.close());
@@ -69,6 +76,20 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
     assert.equal(read.json().data[0].title, 'In production');
   });
 
+  it('answers POST /clips with 202, and GET /clips lists the clip once its delay has passed', async () => {
+    const created = await send('POST', `/helix/clips?broadcaster_id=${demo}`);
+    assert.equal(created.statusCode, 202, created.body);
+    const id = created.json().data[0].id as string;
+    assert.equal(created.json().data[0].edit_url, `${t.config.siteUrl}/clip/${id}/edit`);
+    t.clock.advance(CLIP_DELAY_MS);
+    let found: unknown[] = [];
+    for (let i = 0; i < 200 && found.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      found = (await t.get(`/mock/clips?id=${id}`, bearer(token))).json().data;
+    }
+    assert.equal(found.length, 1, 'listed');
+  });
+
   it('answers any other write method on their paths with 405', async () => {
     for (const [method, url] of [
       ['PATCH', '/helix/users'],
@@ -78,6 +99,8 @@ forEachStore('the writes in the production profile', (kind: StoreKind) => {
       ['PATCH', '/helix/videos'],
       ['PUT', '/helix/channels'],
       ['POST', '/mock/channels'],
+      ['PUT', '/helix/clips'],
+      ['DELETE', '/mock/clips'],
     ] as const) {
       const res = await send(method, url);
       assert.equal(res.statusCode, 405, `${method} ${url}`);
