@@ -1,4 +1,4 @@
-// Migration 020_clip_jobs on a store made by the version before it (migrated down to 018_search):
+// Migration 020_clip_jobs on a store made by the version before it (migrated down to 019_channels):
 // `up` adds the table of the clips POST /clips asked for, with its index in the order they fall
 // due, and the clip maker reads and deletes its rows; `down` removes both, and nothing else of the
 // store changes either way. On both stores.
@@ -38,7 +38,7 @@ forEachStore('migration 020_clip_jobs', (kind: StoreKind) => {
             ).rows.map((r) => r.name);
       const latest = await tables();
 
-      const down = await migrateToLatest(temp.store, '018_search');
+      const down = await migrateToLatest(temp.store, '019_channels');
       assert.equal(down.error, undefined);
       assert.deepEqual(await objects(), [], 'nothing of 020 before it');
       assert.deepEqual(
@@ -71,7 +71,7 @@ forEachStore('migration 020_clip_jobs', (kind: StoreKind) => {
       assert.equal(await takeClipJob(db, 'C'), false, 'taken once');
       await assert.rejects(addClipJob(db, { id: 'A', due_at: 3_000, record: '{}' }), 'one row per clip');
 
-      const again = await migrateToLatest(temp.store, '018_search');
+      const again = await migrateToLatest(temp.store, '019_channels');
       assert.equal(again.error, undefined);
       assert.deepEqual(await objects(), [], 'nothing of 020 after down, its rows with it');
       const last = await migrateToLatest(temp.store);
