@@ -19,8 +19,14 @@ export function printHelp(url: string): never {
 }
 
 /**
+ * The scopes of the bench's user tokens: those of the operations it measures (SPEC_SCOPES), and
+ * GET /streams/followed's.
+ */
+const BENCH_SCOPES = [...SPEC_SCOPES, 'user:read:follows'];
+
+/**
  * An app token of `clientId` and, on demand, a user token per user carrying every scope the
- * operations need, minted straight into the store (the token command would start a process per
+ * operations need (BENCH_SCOPES), minted straight into the store (the token command would start a process per
  * user), each living a day.
  */
 export async function benchTokens(
@@ -36,7 +42,7 @@ export async function benchTokens(
     tokenFor(userId) {
       let t = userTokens.get(userId);
       if (!t) {
-        t = mintToken(db, { kind: 'user', clientId, userId, scopes: SPEC_SCOPES, ttl, now }).then(
+        t = mintToken(db, { kind: 'user', clientId, userId, scopes: BENCH_SCOPES, ttl, now }).then(
           (m) => m.access_token,
         );
         userTokens.set(userId, t);

@@ -30,7 +30,7 @@ export interface MixContext {
   appToken: string;
   /** the demo client's id: every token here is its, and every request sends it as Client-Id */
   clientId: string;
-  /** a user token of `userId` carrying every scope of the nine operations */
+  /** a user token of `userId` carrying every scope of the ten operations */
   tokenFor(userId: number): Promise<string>;
   /** how many pages a deep walk goes down */
   walkPages: number;
@@ -666,6 +666,76 @@ const searchChannels: OperationMix = {
   },
 };
 
+// ---- /streams/followed --------------------------------------------------------------------------
+
+/**
+ * Every user with how many channels they follow and how many of those are live now, most live
+ * follows first (then most follows, then id): the users a first page of GET /streams/followed is
+ * asked for, ranked by the size of their answer.
+ */
+async function followersByLiveFollows(
+  ctx: MixContext,
+): Promise<{ u: number; live: number; follows: number }[]> {
+  const rows = await sql<{ u: number; live: number; follows: number }>`
+    select u.id as u, count(s.id) as live, count(f.to_id) as follows from users u
+    left join follows f on f.from_id = u.id left join streams s on s.user_id = f.to_id
+    group by u.id order by live desc, follows desc, u.id`.execute(ctx.db);
+  return rows.rows.map((r) => ({ u: Number(r.u), live: Number(r.live), follows: Number(r.follows) }));
+}
+
+const streamsFollowed: OperationMix = {
+  path: '/streams/followed',
+  async probe(ctx) {
+    const f = await ctx.db
+      .selectFrom('follows')
+      .innerJoin('streams', 'streams.user_id', 'follows.to_id')
+      .select('follows.from_id')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    return {
+      path: `${H}/streams/followed?user_id=${f.from_id}`,
+      token: await ctx.tokenFor(f.from_id),
+    };
+  },
+  async build(ctx) {
+    const ranked = await followersByLiveFollows(ctx);
+    const live = await ctx.db
+      .selectFrom('streams')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    const page = async (users: readonly { u: number }[]) => {
+      const out: BenchRequest[] = [];
+      for (const { u } of users)
+        out.push({ path: `${H}/streams/followed?${qs([['user_id', u]])}`, token: await ctx.tokenFor(u) });
+      return out;
+    };
+    // A page walks the live streams in page order and stops at `first` + 1 of the user's: a user
+    // who follows fewer live channels than that (on the seeded stores, every user) has every live
+    // stream read, and one none of whose channels is live reads them all to answer nothing.
+    const following = ranked.filter((r) => r.live > 0);
+    const none = ranked.filter((r) => r.live === 0);
+    const most = following[0]?.live ?? 0;
+    ctx.log(
+      `  /streams/followed: ${Number(live.n).toLocaleString('en')} live streams; ${following.length.toLocaleString('en')} users follow 1-${most} live channels, ${none.length.toLocaleString('en')} none`,
+    );
+    return [
+      {
+        op: '/streams/followed',
+        kind: 'first page by user',
+        cls: 'first',
+        requests: await page(spreadPick(following, ctx.spread)),
+        note: `1-${most} live followed`,
+      },
+      {
+        op: '/streams/followed',
+        kind: 'first page by user, no followed channel live',
+        cls: 'first',
+        requests: await page(spreadPick(none, ctx.spread)),
+      },
+    ];
+  },
+};
+
 /** The live operations the bench measures, in the order docs/api.md lists them. */
 export const OPERATIONS: readonly OperationMix[] = [
   subscriptions,
@@ -675,6 +745,7 @@ export const OPERATIONS: readonly OperationMix[] = [
   gamesTop,
   searchCategories,
   searchChannels,
+  streamsFollowed,
   analyticsGames,
   analyticsExtensions,
 ];
