@@ -137,6 +137,48 @@ export async function movedKeysetPage<R>(
   return endsOf(rows, hasMore, walk.fields, page.epoch);
 }
 
+/**
+ * One page of a walk whose every candidate row is in hand (GET /streams/followed from the user's
+ * follows, src/store/streams.ts): `rows` are all the rows the listing could show, in no order, each
+ * at its key_E (for a page after a cursor: the unmoved rows at their values and the moved ones at
+ * their values as of the epoch, a row in both kept at the latter, as movedKeysetPage merges them).
+ * Ordered and cut here: a set bounded by the user's follows, never a sort in a statement.
+ */
+export function pageInHand<R>(
+  rows: readonly R[],
+  fields: readonly string[],
+  direction: Direction,
+  page: PageQuery,
+  epoch: number | undefined,
+): Page<R> {
+  const byId = new Map<string | number, { row: R; key: Key }>();
+  for (const row of rows) {
+    const key = keyOf(row as Record<string, unknown>, fields);
+    byId.set(key[key.length - 1] as string | number, { row, key });
+  }
+  const descending = direction === 'desc';
+  const sorted = [...byId.values()].sort((a, b) => compareKeys(a.key, b.key, descending));
+  const { after, before } = page;
+  // The rows strictly after `after` and strictly before `before`, in the listing's order.
+  const inRange = sorted.filter(
+    (k) =>
+      (after === undefined || compareKeys(k.key, after, descending) > 0) &&
+      (before === undefined || compareKeys(k.key, before, descending) < 0),
+  );
+  const hasMore = inRange.length > page.first;
+  // Backward (before a cursor): the `first` rows nearest to it.
+  const taken =
+    before !== undefined
+      ? inRange.slice(Math.max(0, inRange.length - page.first))
+      : inRange.slice(0, page.first);
+  return endsOf(
+    taken.map((k) => k.row),
+    hasMore,
+    fields,
+    epoch,
+  );
+}
+
 /** A page of `rows` (in the listing's order), its ends their keys. */
 function endsOf<R>(
   rows: R[],

@@ -1,5 +1,12 @@
 import { type Kysely, type Selectable, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
-import { epochColumn, epochOfRows, firstMoveAfter, movedKeysetPage, unmovedSince } from './moves.ts';
+import {
+  epochColumn,
+  epochOfRows,
+  firstMoveAfter,
+  movedKeysetPage,
+  pageInHand,
+  unmovedSince,
+} from './moves.ts';
 import { keysetPage, type Page, type PageQuery } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
@@ -149,6 +156,10 @@ export async function streamsPage(
 ): Promise<Page<StreamListRow>> {
   // A filter with no values (every login given was unknown) matches nothing.
   if (FILTERS.some(([key]) => f[key]?.length === 0)) return { rows: [], hasMore: false };
+  if (f.followedBy !== undefined && FILTERS.every(([key]) => f[key] === undefined)) {
+    const follows = await followsOf(db, f.followedBy);
+    if (follows.length <= FOLLOWS_IN_HAND) return followedPage(db, f, follows, page);
+  }
   if (page.after === undefined && page.before === undefined) {
     const first = await keysetPage(currentStreams(db, f, page), STREAMS_ORDER, 'desc', page);
     return { ...first, epoch: epochOfRows(first.rows) };
@@ -164,4 +175,69 @@ export async function streamsPage(
     'desc',
     page,
   );
+}
+
+/**
+ * The most follows of a user from which GET /streams/followed reads the page (followedPage): up to
+ * this many, the followed channels' live streams are probed by their unique user_id and ordered in
+ * hand, a cost of the user's follows; beyond, the page is the walk of streams_viewers with a probe
+ * of follows per stream, which stops after `first` + 1 matches and reads at most the live streams.
+ * Most users follow far fewer channels than there are live streams, and few of them are live: the
+ * walk then reads every live stream to find them (bench/README.md, "GET /streams/followed").
+ */
+export const FOLLOWS_IN_HAND = 1000;
+
+/** The channels `follower` follows, at most FOLLOWS_IN_HAND + 1: a range of the follows primary key. */
+function followsOf(db: Kysely<Database>, follower: number): Promise<{ to_id: number }[]> {
+  return db
+    .selectFrom('follows')
+    .select('to_id')
+    .where('from_id', '=', follower)
+    .limit(FOLLOWS_IN_HAND + 1)
+    .execute();
+}
+
+/**
+ * A page of GET /streams/followed from the user's follows (`follows`, at most FOLLOWS_IN_HAND):
+ * their live streams by the streams' unique user_id, each row's game by primary key, ordered and
+ * cut in hand (pageInHand), at the walk's epoch as every /streams page: a first page reads the
+ * streams as they are; a page after a cursor reads those not moved since its epoch, and the moved
+ * ones at their values as of it (src/store/moves.ts).
+ */
+async function followedPage(
+  db: Kysely<Database>,
+  f: StreamFilters,
+  follows: readonly { to_id: number }[],
+  page: PageQuery,
+): Promise<Page<StreamListRow>> {
+  if (follows.length === 0) return { rows: [], hasMore: false };
+  const fields = ['viewer_count', 'id'];
+  // A plain IN list: a probe of the unique user_id per followed channel (streamsWhere's filter of
+  // several users is for a walk in page order, which this is not).
+  const streams = db
+    .selectFrom('streams')
+    .leftJoin('games', 'games.id', 'streams.game_id')
+    .selectAll('streams')
+    .select('games.name as game_name')
+    .select(epochColumn('stream_moves'))
+    .where(
+      'streams.user_id',
+      'in',
+      follows.map((r) => r.to_id),
+    );
+  const first = page.after === undefined && page.before === undefined;
+  if (first) {
+    const rows = await streams.execute();
+    return pageInHand(rows, fields, 'desc', page, epochOfRows(rows));
+  }
+  const dialect = db.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+  const unmoved = await streams
+    .where(unmovedSince('stream_moves', 'stream_id', 'streams.id', page.epoch ?? 0, dialect))
+    .execute();
+  // Nothing logged after the epoch: no stream left out has moved (movedKeysetPage says why).
+  const moved =
+    unmoved.length > 0 && epochOfRows(unmoved) <= (page.epoch ?? 0)
+      ? []
+      : await movedStreams(db, f, page.epoch ?? 0).execute();
+  return pageInHand([...unmoved, ...moved], fields, 'desc', page, page.epoch);
 }

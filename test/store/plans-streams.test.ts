@@ -1,5 +1,6 @@
-// Query plans of GET /streams (and GET /streams/followed, the walk of streams_viewers with a probe of
-// follows per stream): every page shape (no filter; one or several users, games, languages;
+// Query plans of GET /streams (and GET /streams/followed: the user's follows, then their streams by
+// user_id, or for a user of many follows the walk of streams_viewers with a probe of follows per
+// stream): every page shape (no filter; one or several users, games, languages;
 // their combinations; first page, after a cursor, before a cursor) is an index range or an ordered
 // walk of an index in the page's order, with no sort and no full read of a table (on SQLite, of an
 // index that holds the whole page: migration 012; on PostgreSQL an Index Only Scan: 014), and the game names come from primary-key probes
@@ -10,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { type CompiledQuery, sql } from 'kysely';
 import type { PageQuery } from '../../src/store/page.ts';
-import { type StreamFilters, streamsPage } from '../../src/store/streams.ts';
+import { FOLLOWS_IN_HAND, type StreamFilters, streamsPage } from '../../src/store/streams.ts';
 import { userIdsByLogins } from '../../src/store/users.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
@@ -196,30 +197,66 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
         });
       });
 
-  // GET /streams/followed: the streams_viewers walk of a page of several users, each stream's channel
-  // checked with one probe of the follows primary key, whether the user follows few channels or many
-  // (PostgreSQL's statistics of follows must not turn it into a join of the user's follows and a sort).
-  for (const [name, follower] of [
-    ['followed by a user of 3,000 follows', MANY_FOLLOWS],
-    ['followed by a user of 3 follows', FEW_FOLLOWS],
-  ] as const)
-    for (const where of ['first page', 'after'] as const)
-      it(`${name}, ${where}: streams_viewers in page order, follows by primary key, no sort`, async () => {
-        const f: StreamFilters = { followedBy: follower };
-        const { key, rows } = await middleKey((page) => streamsPage(t.store.db, f, page));
-        assert.equal(rows, follower === MANY_FOLLOWS ? 3000 : 3);
-        const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, after: key };
-        const lines = await plan(await firstStatement(f, page));
-        assertPlan(lines, ['streams_viewers'], { keyed: where === 'after', walk: where === 'first page' });
-        const text = lines.join('\n');
-        if (kind === 'sqlite')
-          assert.match(
-            text,
-            /^SEARCH fo (EXISTS )?USING COVERING INDEX sqlite_autoindex_follows_1 \(from_id=\? AND to_id=\?\)/m,
-            text,
-          );
-        else assert.match(text, /Index Only Scan using follows_pk on follows fo/, text);
-      });
+  // GET /streams/followed, after one range of the follows primary key (the user's follows, at most
+  // FOLLOWS_IN_HAND + 1). A user of more follows: the streams_viewers walk of a page, each stream's
+  // channel checked with one probe of the follows primary key (PostgreSQL's statistics of follows
+  // must not turn it into a join of the user's follows and a sort). A user of fewer: the followed
+  // channels' live streams, probes of the streams' unique user_id, ordered in hand, no sort.
+  const followsRange = (lines: string[]) => {
+    const text = lines.join('\n');
+    if (kind === 'sqlite')
+      assert.match(
+        text,
+        /^SEARCH follows USING COVERING INDEX sqlite_autoindex_follows_1 \(from_id=\?\)/m,
+        text,
+      );
+    else assert.match(text, /Index Only Scan using follows_pk on follows/, text);
+    assert.doesNotMatch(text, /Seq Scan|^SCAN|Sort|TEMP B-TREE/m, text);
+  };
+  for (const where of ['first page', 'after'] as const) {
+    it(`followed by a user of 3,000 follows (> ${FOLLOWS_IN_HAND}), ${where}: streams_viewers in page order, follows by primary key, no sort`, async () => {
+      const f: StreamFilters = { followedBy: MANY_FOLLOWS };
+      const { key, rows } = await middleKey((page) => streamsPage(t.store.db, f, page));
+      assert.equal(rows, 3000);
+      const page: PageQuery = where === 'first page' ? { first: 20 } : { first: 20, after: key };
+      const [follows, walk] = await captured((db) => streamsPage(db, f, page));
+      followsRange(await plan(follows as CompiledQuery));
+      const lines = await plan(walk as CompiledQuery);
+      assertPlan(lines, ['streams_viewers'], { keyed: where === 'after', walk: where === 'first page' });
+      const text = lines.join('\n');
+      if (kind === 'sqlite')
+        assert.match(
+          text,
+          /^SEARCH fo (EXISTS )?USING COVERING INDEX sqlite_autoindex_follows_1 \(from_id=\? AND to_id=\?\)/m,
+          text,
+        );
+      else assert.match(text, /Index Only Scan using follows_pk on follows fo/, text);
+    });
+    it(`followed by a user of 3 follows, ${where}: the followed channels' streams by user_id, no sort, no walk`, async () => {
+      const f: StreamFilters = { followedBy: FEW_FOLLOWS };
+      const all = await streamsPage(t.store.db, f, { first: 100 });
+      assert.equal(all.rows.length, 3);
+      const page: PageQuery =
+        where === 'first page' ? { first: 2 } : { first: 2, after: all.ends?.first, epoch: all.epoch };
+      const [follows, streams] = await captured((db) => streamsPage(db, f, page));
+      followsRange(await plan(follows as CompiledQuery));
+      const text = (await plan(streams as CompiledQuery)).join('\n');
+      if (kind === 'sqlite')
+        assert.match(
+          text,
+          /^SEARCH streams USING (COVERING )?INDEX (sqlite_autoindex_streams_2|streams_user_viewers) \(user_id=\?\)/m,
+          text,
+        );
+      else
+        assert.match(
+          text,
+          /(Index (Only )?Scan using (streams_user_id_key|streams_user_viewers) on streams|Bitmap Index Scan on (streams_user_id_key|streams_user_viewers))/,
+          text,
+        );
+      assert.doesNotMatch(text, /Seq Scan|^SCAN streams|Sort|TEMP B-TREE/m, text);
+      assert.doesNotMatch(text, /streams_viewers\b/, 'no walk of the listing');
+    });
+  }
 
   it('a page writes its LIMIT into the SQL text and binds every filter value', async () => {
     const q = await firstStatement({ gameIds: games.slice(0, 3), languages: ['de'] }, { first: 20 });
