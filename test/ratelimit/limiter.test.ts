@@ -131,6 +131,19 @@ forEachStore('rate limits', (kind: StoreKind) => {
         .orderBy('id')
         .executeTakeFirstOrThrow()
     ).id;
+    // A live channel whose stream records no archive video (one in ten of the demo data's).
+    const noVod = (
+      await t.store.db
+        .selectFrom('streams')
+        .select('user_id')
+        .where(
+          'id',
+          'not in',
+          t.store.db.selectFrom('videos').select('stream_id').where('stream_id', 'is not', null),
+        )
+        .orderBy('user_id')
+        .executeTakeFirstOrThrow()
+    ).user_id;
     const write = (method: 'PUT' | 'POST' | 'DELETE', url: string, payload?: unknown) =>
       t.inject({
         method,
@@ -146,7 +159,7 @@ forEachStore('rate limits', (kind: StoreKind) => {
       [() => write('PUT', '/helix/users?description=One'), 200],
       [() => write('DELETE', `/mock/videos?id=${video}`), 200],
       // No archive video of the live stream: production's 404 comes after the charge.
-      [() => write('POST', '/helix/streams/markers', { user_id: String(demo) }), 404],
+      [() => write('POST', '/helix/streams/markers', { user_id: String(noVod) }), 404],
       [() => write('PUT', `/helix/users?description=${'x'.repeat(301)}`), 400],
       [() => write('PUT', '/helix/users?description=Five'), 200],
     ] as const;
