@@ -1,9 +1,10 @@
 // A world that moves (`serve --live`, development profile; docs/live.md): viewer counts drift,
 // streams go live and offline, and new clips, videos, subscriptions, follows and stream markers
 // appear, at `--live-rate` events a second. Every event is written through the records' write path
-// (writeRecords, deleteRecord: the admin API's), in one transaction, so every rule is checked and
-// every derived value (the games' live counts, subscription totals, clip counts per game and day)
-// kept as for any other write; and walks stay correct while it runs (src/store/moves.ts).
+// (writeRecords, deleteRecord: the admin API's), in one transaction (a stream that ends, two: its
+// archive video's length, then the stream's delete), so every rule is checked and every derived
+// value (the games' live counts, subscription totals, clip counts per game and day) kept as for any
+// other write; and walks stay correct while it runs (src/store/moves.ts).
 //
 // The events are one sequence, drawn from `--live-seed` and the store's content: the same seed on
 // the same store gives the same events, rows and ids included (times come from the server clock).
@@ -13,10 +14,12 @@
 import { type Kysely, sql } from 'kysely';
 import { type Clock, nowSeconds } from '../clock.ts';
 import { type RecordKind, recordKind } from '../records/kinds.ts';
-import { deleteRecord, RecordError, writeRecords } from '../records/write.ts';
+import { deleteRecord, RecordError, type RecordInput, writeRecords } from '../records/write.ts';
+import { NO_VOD_SHARE } from '../seed/generate.ts';
 import { Random } from '../seed/random.ts';
 import { ADJECTIVES, CLIP_TITLES, LANGUAGES, MARKER_NOTES, NOUNS, TITLE_PARTS } from '../seed/words.ts';
 import type { Store } from '../store/db.ts';
+import { archiveOfStream } from '../store/markers.ts';
 import { forgetMoves } from '../store/moves.ts';
 import type { Database } from '../store/schema.ts';
 import { rfc3339 } from '../wire/datetime.ts';
@@ -199,22 +202,77 @@ export class LiveWorld {
       const user = await this.#pick('users');
       const game = await this.#pick('games');
       const id = r.int(NEW_ID_MIN, NEW_ID_MAX);
+      const archiveId = r.int(NEW_ID_MIN, NEW_ID_MAX);
+      const records = r.chance(1 - NO_VOD_SHARE);
       if (!user || !game) return false;
-      return this.#create('stream', {
+      const drawn = { title: this.#title(), language: r.pick(LANGUAGES) };
+      const stream = {
         id: String(id),
         user_id: String(user.id),
         game_id: String(game.id),
-        title: this.#title(),
-        tags: [],
+        title: drawn.title,
+        tags: [] as string[],
         viewer_count: r.pareto(1, 1.1, 200_000),
         started_at: this.#now(),
-        language: r.pick(LANGUAGES),
+        language: drawn.language,
         is_mature: r.chance(0.1),
-      });
+      };
+      // A user with a channel goes live with its title, game, language and tags (a channel without
+      // a game: the game drawn); the draws above are made either way, so that the sequence of
+      // draws does not depend on who has a channel.
+      const channel = await this.#store.db
+        .selectFrom('channels')
+        .select(['title', 'game_id', 'language', 'tags'])
+        .where('broadcaster_id', '=', user.id as number)
+        .executeTakeFirst();
+      if (channel) {
+        stream.title = channel.title;
+        if (channel.game_id !== null) stream.game_id = String(channel.game_id);
+        stream.language = channel.language;
+        stream.tags = JSON.parse(channel.tags) as string[];
+      }
+      const items: RecordInput[] = [{ kind: 'stream', data: stream, where: 'live' }];
+      // The stream records into its archive video, written with it, as it stands now: nothing
+      // recorded yet (duration 0s, no views). The offline event gives it its length.
+      if (records)
+        items.push({
+          kind: 'video',
+          where: 'live',
+          data: {
+            id: String(archiveId),
+            stream_id: stream.id,
+            user_id: stream.user_id,
+            game_id: stream.game_id,
+            title: stream.title,
+            description: '',
+            created_at: stream.started_at,
+            published_at: stream.started_at,
+            view_count: 0,
+            language: stream.language,
+            type: 'archive',
+            duration: hms(0),
+            muted_segments: null,
+          },
+        });
+      await writeRecords(this.#store, items, { mode: 'create' });
+      return true;
     },
     offline: async () => {
       const stream = await this.#pickStream();
       if (!stream) return false;
+      // The archive video stays, a past broadcast now: its length is the time the stream was live.
+      // Written before the stream goes (the write path deletes in a transaction of its own): a
+      // stream whose delete fails has ended anyway.
+      const archive = await archiveOfStream(this.#store.db, stream.id as number, stream.user_id as number);
+      if (archive) {
+        const row = await this.#store.db
+          .selectFrom('videos')
+          .selectAll()
+          .where('id', '=', archive.id)
+          .executeTakeFirst();
+        const live = nowSeconds(this.#clock) - (stream.started_at as number);
+        if (row) await this.#replace('video', row as unknown as Row, { duration: hms(Math.max(0, live)) });
+      }
       await deleteRecord(this.#store, this.#kind('stream'), [stream.id as number], 'live');
       return true;
     },

@@ -182,9 +182,15 @@ export async function generate(o: SeedOptions, emit: Emit, part: Part = 'all'): 
     await write('games', games);
     await write('streams', streams);
     const videos = videoRows(w, games);
+    // The live streams' archive videos come after the others: they are the newest, and the rows
+    // and draws of the videos, clips and markers before them stay what they were.
+    const archives = liveArchiveRows(w, streams, videos.rows.length);
     await write('videos', videos.rows);
+    await write('videos', archives);
+    await write('channels', channelRows(w, streams, videos));
     await write('clips', clipRows(w, games, videos));
     await write('markers', markerRows(w, videos));
+    await write('markers', liveMarkerRows(w, archives));
   }
   await writeSide('subscriptions', () => subscriptionRows(w));
   await writeSide('follows', () => followRows(w));
@@ -398,12 +404,134 @@ function videoRows(w: World, games: Database['games'][]): Videos {
     else map.set(rank, [row]);
   };
   draft.forEach(({ rank, ...v }, i) => {
-    const row = { id: 1_000_000_000 + i * 3 + (i % 3), ...v };
+    const row = { id: videoId(i), ...v };
     videos.rows.push(row);
     add(videos.ofChannel, rank, row);
     if (v.type === 'archive') add(videos.archivesOf, rank, row);
   });
   return videos;
+}
+
+/** The id of the `i`th video, oldest first (ids grow with time, as on the platform). */
+function videoId(i: number): number {
+  return 1_000_000_000 + i * 3 + (i % 3);
+}
+
+/** The share of live streams whose broadcaster keeps no past broadcasts: their streams record no video. */
+export const NO_VOD_SHARE = 0.1;
+
+/**
+ * The archive videos of the live streams, each recording its stream as the platform does while a
+ * broadcaster keeps past broadcasts: type archive, the stream's id, owner, game, title and
+ * language, created and published when the stream started. Every live stream has one but one in
+ * ten (NO_VOD_SHARE of them, rounded, at least one when there are two streams or more), drawn from
+ * the stream 'stream-archives' among all but the demo broadcaster's, which always records: POST
+ * /streams/markers and its 404 both have streams to answer about in the demo data.
+ *
+ * `duration` is the time live at the seed's moment (the anchor): the video as it stood when it was
+ * written. A stored length does not grow (docs/your-data.md). Ids follow the other videos' (`first`
+ * is how many there are), in the order the streams started: the newest videos get the highest ids.
+ */
+function liveArchiveRows(w: World, streams: Database['streams'][], first: number): Database['videos'][] {
+  const ra = new Random(w.seed, 'stream-archives');
+  const n = streams.length;
+  // A partial shuffle of the streams but the first (the demo broadcaster's) picks those without.
+  const others = Array.from({ length: Math.max(0, n - 1) }, (_, i) => i + 1);
+  const without = new Set<number>();
+  const k = n > 1 ? Math.max(1, Math.round(n * NO_VOD_SHARE)) : 0;
+  for (let j = 0; j < k; j++) {
+    const m = ra.int(j, others.length - 1);
+    [others[j], others[m]] = [others[m] as number, others[j] as number];
+    without.add(others[j] as number);
+  }
+  const draft: Omit<Database['videos'], 'id'>[] = [];
+  streams.forEach((s, i) => {
+    if (without.has(i)) return;
+    draft.push({
+      stream_id: s.id,
+      user_id: s.user_id,
+      game_id: s.game_id,
+      title: s.title,
+      description: '',
+      created_at: s.started_at,
+      published_at: s.started_at,
+      language: s.language,
+      type: 'archive',
+      // Views while live: viewers who went back in the stream, a few of those watching.
+      view_count: ra.int(0, Math.floor(s.viewer_count / 10)),
+      duration_s: w.end - s.started_at,
+      muted_segments: null,
+    });
+  });
+  draft.sort((a, b) => a.created_at - b.created_at || a.user_id - b.user_id);
+  return draft.map((v, i) => ({ id: videoId(first + i), ...v }));
+}
+
+/** Content classification labels' ids, in the platform's order: a channel's list keeps it. */
+const CONTENT_LABELS = [
+  'DebatedSocialIssuesAndPolitics',
+  'DrugsIntoxication',
+  'Gambling',
+  'MatureGame',
+  'ProfanityVulgarity',
+  'SexualThemes',
+  'ViolentGraphic',
+] as const;
+
+/** The delays (seconds) a partner's channel holds its broadcast back by: at most 900. */
+const DELAYS = [5, 10, 15, 30, 60, 120, 300, 900] as const;
+
+/**
+ * The channels: a row for every user who streams now or has streamed (a past broadcast), in user
+ * order; a user who never streamed has none. A live user's channel holds exactly its stream's
+ * title, game, language and tags (the stream shows its channel's); an offline one's, the title,
+ * game and language of its most recent past broadcast and tags drawn as the streams' are (stream
+ * 'channel-tags'). A channel is held back by no delay, carries no labels and no branded content,
+ * but one in four partners' channels, the demo broadcaster's aside (stream 'channel-extras'): a
+ * delay, labels or branded content, each drawn, so that every field has values to show.
+ */
+function channelRows(w: World, streams: Database['streams'][], videos: Videos): Database['channels'][] {
+  const rct = new Random(w.seed, 'channel-tags');
+  const rx = new Random(w.seed, 'channel-extras');
+  const liveOf = new Map(streams.map((s) => [s.user_id, s]));
+  const rows: Database['channels'][] = [];
+  for (const c of w.channels) {
+    const u = c.user;
+    const stream = liveOf.get(u.id);
+    const past = videos.archivesOf.get(c.rank);
+    const last = past?.[past.length - 1];
+    let row: Database['channels'];
+    if (stream)
+      row = {
+        broadcaster_id: u.id,
+        title: stream.title,
+        game_id: stream.game_id,
+        language: stream.language,
+        delay: 0,
+        tags: stream.tags,
+        labels: '[]',
+        is_branded_content: 0,
+      };
+    else if (last)
+      row = {
+        broadcaster_id: u.id,
+        title: last.title,
+        game_id: last.game_id,
+        language: last.language,
+        delay: 0,
+        tags: JSON.stringify(streamTags(rct)),
+        labels: '[]',
+        is_branded_content: 0,
+      };
+    else continue;
+    if (c.rank > 0 && u.broadcaster_type === 'partner' && rx.chance(0.25)) {
+      if (rx.chance(0.5)) row.delay = rx.pick(DELAYS);
+      row.labels = JSON.stringify(CONTENT_LABELS.filter(() => rx.chance(0.3)));
+      row.is_branded_content = rx.chance(0.3) ? 1 : 0;
+    }
+    rows.push(row);
+  }
+  return rows;
 }
 
 /** The clips: a twentieth of them the demo broadcaster's; most of a channel's from its broadcasts. */
@@ -466,6 +594,31 @@ function* markerRows(w: World, videos: Videos): Generator<Database['markers']> {
       description: rk.pick(MARKER_NOTES),
       position_seconds: position,
     };
+  }
+}
+
+/**
+ * Stream markers in the live streams' archive videos (stream 'live-markers'), after the others: the
+ * demo broadcaster's as many as each of its three latest past videos holds (a twelfth of the
+ * markers), so that its most recent video, the one recording now, has markers to list; 0 to 3 in
+ * each other. Each at a position within the time live so far, by the owner or now and then an editor.
+ */
+function* liveMarkerRows(w: World, archives: Database['videos'][]): Generator<Database['markers']> {
+  const rk = new Random(w.seed, 'live-markers');
+  const demo = (w.channels[0] as Channel).user.id;
+  for (const v of archives) {
+    for (let n = v.user_id === demo ? Math.round(w.size.markers / 12) : rk.int(0, 3); n > 0; n--) {
+      const editor = rk.chance(0.1);
+      const position = rk.int(0, v.duration_s);
+      yield {
+        id: rk.hex(32),
+        video_id: v.id,
+        creator_id: editor ? pickChannel(w, rk, 1).user.id : v.user_id,
+        created_at: v.created_at + position,
+        description: rk.pick(MARKER_NOTES),
+        position_seconds: position,
+      };
+    }
   }
 }
 

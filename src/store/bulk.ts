@@ -16,6 +16,7 @@ export const DATA_TABLES = [
   'auth_codes',
   'games',
   'streams',
+  'channels',
   'clips',
   'videos',
   'markers',

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config.ts';
-import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { rfc3339 } from '../../src/wire/datetime.ts';
+import { hms } from '../../src/wire/links.ts';
+import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import { assertRefusedInProduction, PRODUCTION } from '../support/cli.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -134,6 +136,106 @@ forEachStore('the live world', (kind: StoreKind) => {
     assert.equal(extra.json().message, 'body: "kind" is not a field (events)');
   });
 });
+
+forEachStore(
+  'the live world: a stream records into its archive video, which stays when it ends',
+  (kind: StoreKind) => {
+    let t: TestApp;
+    before(async () => {
+      t = await startTestApp(kind, { config: live(11) });
+    });
+    after(() => t.close());
+
+    it("goes live with the channel's values and its archive video written with it; the video stays, as long as the stream was live", async () => {
+      const db = t.store.db;
+      const streams = async () =>
+        new Map((await db.selectFrom('streams').selectAll().execute()).map((s) => [s.id, s]));
+      const archives = async () => {
+        const byStream = new Map<number, { id: number; user_id: number; duration_s: number }[]>();
+        for (const v of await db.selectFrom('videos').selectAll().where('type', '=', 'archive').execute()) {
+          const list = byStream.get(v.stream_id as number) ?? [];
+          list.push(v);
+          byStream.set(v.stream_id as number, list);
+        }
+        return byStream;
+      };
+      /** The videos as GET /helix/videos shows them, by id. */
+      const wire = async (ids: number[]) => {
+        const token = await t.appToken();
+        const out = new Map<string, Record<string, unknown>>();
+        for (let i = 0; i < ids.length; i += 100) {
+          const q = ids.slice(i, i + 100).map((id) => `id=${id}`);
+          const res = await t.get(`/helix/videos?${q.join('&')}`, bearer(token));
+          assert.equal(res.statusCode, 200, res.body);
+          for (const v of res.json().data) out.set(v.id, v);
+        }
+        return out;
+      };
+      const was = await streams();
+      const recorded = await archives();
+      const channels = new Map(
+        (await db.selectFrom('channels').selectAll().execute()).map((c) => [c.broadcaster_id, c]),
+      );
+      const t0 = Math.floor(t.clock.now() / 1000);
+      assert.equal((await step(t, 200)).statusCode, 200);
+      t.clock.advance(600_000);
+      assert.equal((await step(t, 200)).statusCode, 200);
+      const t1 = t0 + 600;
+      const now = await streams();
+      const byStream = await archives();
+
+      // Streams the world started, live now: their archive video (nine in ten) as written at the start.
+      const fresh = [...now.values()].filter((s) => !was.has(s.id));
+      const freshArchives = fresh.flatMap((s) => byStream.get(s.id) ?? []);
+      const shown = await wire(freshArchives.map((v) => v.id));
+      let withChannel = 0;
+      for (const s of fresh) {
+        const list = byStream.get(s.id) ?? [];
+        assert.ok(list.length <= 1, `stream ${s.id}: ${list.length} archives`);
+        const v = list[0] && shown.get(String(list[0].id));
+        if (v) {
+          const started = rfc3339(s.started_at);
+          assert.deepEqual(
+            [v.stream_id, v.user_id, v.title, v.language, v.type, v.created_at, v.published_at, v.duration],
+            [String(s.id), String(s.user_id), s.title, s.language, 'archive', started, started, '0s'],
+            `stream ${s.id}'s archive`,
+          );
+        }
+        const c = channels.get(s.user_id);
+        if (c) {
+          withChannel++;
+          assert.deepEqual(
+            [s.title, s.language, s.tags, s.game_id],
+            [c.title, c.language, c.tags, c.game_id ?? s.game_id],
+            `stream ${s.id}: its channel's values`,
+          );
+        }
+      }
+      assert.ok(freshArchives.length > 0, 'a stream the world started records');
+      assert.ok(withChannel > 0, 'a user with a channel went live');
+
+      // Streams that ended: the archive video stays, as long as the stream was live.
+      const ended = [...was.values()].filter((s) => !now.has(s.id) && recorded.has(s.id));
+      assert.ok(ended.length > 0, 'a recorded stream ended');
+      const endedShown = await wire(ended.flatMap((s) => (recorded.get(s.id) ?? []).map((v) => v.id)));
+      for (const s of ended) {
+        const list = byStream.get(s.id) ?? [];
+        assert.equal(list.length, 1, `stream ${s.id}`);
+        const v = endedShown.get(String(list[0]?.id));
+        assert.ok(
+          [hms(t0 - s.started_at), hms(t1 - s.started_at)].includes(v?.duration as string),
+          `stream ${s.id}: ${v?.duration}`,
+        );
+      }
+      // And so for streams the world both started and ended: live from t0 or t1 to t0 or t1.
+      const old = new Set([...recorded.values()].flat().map((v) => v.id));
+      for (const [stream, list] of byStream)
+        for (const v of list)
+          if (!old.has(v.id) && !now.has(stream))
+            assert.ok([0, 600].includes(v.duration_s), `stream ${stream}: ${v.duration_s} s`);
+    });
+  },
+);
 
 it('without --live there is no world to step', async () => {
   const t = await startTestApp('sqlite', { config: { adminToken: ADMIN } });

@@ -136,6 +136,19 @@ forEachStore('rate limits', (kind: StoreKind) => {
         .orderBy('id')
         .executeTakeFirstOrThrow()
     ).id;
+    // A live channel whose stream records no archive video (one in ten of the demo data's).
+    const noVod = (
+      await t.store.db
+        .selectFrom('streams')
+        .select('user_id')
+        .where(
+          'id',
+          'not in',
+          t.store.db.selectFrom('videos').select('stream_id').where('stream_id', 'is not', null),
+        )
+        .orderBy('user_id')
+        .executeTakeFirstOrThrow()
+    ).user_id;
     const write = (method: 'PUT' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
       t.inject({
         method,
@@ -151,7 +164,7 @@ forEachStore('rate limits', (kind: StoreKind) => {
       [() => write('PUT', '/helix/users?description=One'), 200],
       [() => write('DELETE', `/mock/videos?id=${video}`), 200],
       // No archive video of the live stream: production's 404 comes after the charge.
-      [() => write('POST', '/helix/streams/markers', { user_id: String(demo) }), 404],
+      [() => write('POST', '/helix/streams/markers', { user_id: String(noVod) }), 404],
       // A refused body: the handler's 400 comes after the charge.
       [() => write('PATCH', `/helix/channels?broadcaster_id=${demo}`, {}), 400],
       [() => write('POST', `/helix/clips?broadcaster_id=${demo}`), 202],

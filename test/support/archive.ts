@@ -1,6 +1,8 @@
 // An archive video of a user's live stream, written through the records' write path: the video
-// POST /streams/markers places its marker in (the seed's archive videos are of streams that ended,
-// and --live makes none). Tests of the writes give the demo broadcaster's stream one.
+// POST /streams/markers places its marker in. The demo data's live streams record into archive
+// videos of their own (src/seed/generate.ts); one written here with an id above the demo data's
+// (theirs start at 1000000000) is the stream's newest, the one POST /streams/markers chooses, so a
+// test of the writes knows its id. Tests of the writes give the demo broadcaster's stream one.
 import { writeRecords } from '../../src/records/write.ts';
 import { rfc3339 } from '../../src/wire/datetime.ts';
 import type { TestApp } from './apps.ts';
