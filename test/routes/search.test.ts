@@ -408,7 +408,7 @@ forEachStore('GET /search/categories and GET /search/channels', (kind: StoreKind
       assert.equal((await channelIds(short.login))[0], short.id);
     });
 
-    it("answers each live channel with its stream, an offline one with empty strings, in production's field order", async () => {
+    it("answers each channel with its channel's title, game, language and tags (kept offline, a live stream's its stream's), in production's field order", async () => {
       const { rows } = await walk<Channel>('/helix/search/channels?query=b');
       const db = t.store.db;
       const streams = new Map(
@@ -421,8 +421,22 @@ forEachStore('GET /search/categories and GET /search/channels', (kind: StoreKind
             .execute()
         ).map((s) => [s.user_id, s]),
       );
+      const channels = new Map(
+        (
+          await db
+            .selectFrom('channels')
+            .leftJoin('games', 'games.id', 'channels.game_id')
+            .selectAll('channels')
+            .select('games.name as game_name')
+            .execute()
+        ).map((c) => [c.broadcaster_id, c]),
+      );
       const users = new Map((await db.selectFrom('users').selectAll().execute()).map((u) => [u.id, u]));
       assert.ok(rows.some((c) => c.is_live) && rows.some((c) => !c.is_live), 'live and offline channels');
+      assert.ok(
+        rows.some((c) => !c.is_live && c.title !== '') && rows.some((c) => !channels.has(Number(c.id))),
+        'offline channels with a title, and users who never set a channel',
+      );
       for (const c of rows) {
         assert.deepEqual(Object.keys(c), [
           'broadcaster_language',
@@ -440,26 +454,23 @@ forEachStore('GET /search/categories and GET /search/channels', (kind: StoreKind
         ]);
         const u = users.get(Number(c.id));
         const s = streams.get(Number(c.id));
+        const ch = channels.get(Number(c.id));
         assert.ok(u);
-        const want = s
-          ? {
-              broadcaster_language: s.language,
-              game_id: String(s.game_id),
-              game_name: s.game_name ?? '',
-              is_live: true,
-              tags: JSON.parse(s.tags),
-              title: s.title,
-              started_at: new Date(s.started_at * 1000).toISOString().replace('.000Z', 'Z'),
-            }
-          : {
-              broadcaster_language: '',
-              game_id: '',
-              game_name: '',
-              is_live: false,
-              tags: [],
-              title: '',
-              started_at: '',
-            };
+        // A live stream holds its channel's values: the same either way.
+        if (s && ch)
+          assert.deepEqual(
+            [s.title, s.game_id, s.language, s.tags],
+            [ch.title, ch.game_id, ch.language, ch.tags],
+          );
+        const want = {
+          broadcaster_language: ch?.language ?? 'en',
+          game_id: ch?.game_id == null ? '' : String(ch.game_id),
+          game_name: ch?.game_name ?? '',
+          is_live: s !== undefined,
+          tags: JSON.parse(ch?.tags ?? '[]'),
+          title: ch?.title ?? '',
+          started_at: s ? new Date(s.started_at * 1000).toISOString().replace('.000Z', 'Z') : '',
+        };
         assert.deepEqual(
           {
             ...c,
