@@ -2,7 +2,7 @@
 // `api.search.searchChannels` and their paginators) through the library itself against a real
 // listening helixd (TWURPLE_MOCK_API_PORT sends every call to http://localhost:<port>/mock/...).
 // What it parses is checked against other reads: the same search over HTTP, GET /games, GET
-// /streams and GET /users, and the relations Twurple follows from a result (its user, its game).
+// /channels, GET /streams and GET /users, and the relations Twurple follows from a result (its user, its game).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ApiClient } from '@twurple/api';
@@ -72,12 +72,18 @@ forEachStore('Twurple searches categories and channels on helixd', (kind: StoreK
     );
   });
 
-  it('searchChannels: live channels with their stream as GET /streams has it, offline ones without; names as GET /users', async () => {
+  it("searchChannels: each channel as GET /channels has it (a live one's also as GET /streams has it); names as GET /users", async () => {
     const got = await api.search.searchChannels('bra', { limit: 100 });
     assert.ok(got.data.some((c) => c.isLive) && got.data.some((c) => !c.isLive), 'live and offline channels');
     const ids = got.data.map((c) => c.id);
     const users = new Map(
       (await read(`/helix/users?${ids.map((i) => `id=${i}`).join('&')}`)).map((u) => [u.id, u]),
+    );
+    const channels = new Map(
+      (await read(`/helix/channels?${ids.map((i) => `broadcaster_id=${i}`).join('&')}`)).map((ch) => [
+        ch.broadcaster_id,
+        ch,
+      ]),
     );
     const live = got.data.filter((c) => c.isLive);
     const streams = new Map(
@@ -86,25 +92,30 @@ forEachStore('Twurple searches categories and channels on helixd', (kind: StoreK
         s,
       ]),
     );
+    assert.ok(
+      got.data.some((c) => !c.isLive && c.gameId !== ''),
+      'an offline channel that keeps its game',
+    );
     for (const c of got.data) {
       const u = users.get(c.id);
       assert.equal(c.name, u?.login);
       assert.equal(c.displayName, u?.display_name);
       assert.equal(c.thumbnailUrl, u?.profile_image_url);
+      const ch = channels.get(c.id);
+      assert.ok(ch, `${c.name} is in GET /channels`);
+      assert.equal(c.gameId, ch.game_id);
+      assert.equal(c.gameName, ch.game_name);
+      assert.equal(c.language, ch.broadcaster_language);
+      assert.deepEqual(c.tags, ch.tags);
       const s = streams.get(c.id);
       if (c.isLive) {
         assert.ok(s, `${c.name} is in GET /streams`);
-        assert.equal(c.gameId, s.game_id);
-        assert.equal(c.gameName, s.game_name);
-        assert.equal(c.language, s.language);
-        assert.deepEqual(c.tags, s.tags);
+        assert.deepEqual([s.game_id, s.language, s.tags], [ch.game_id, ch.broadcaster_language, ch.tags]);
         assert.equal(rfc3339((c.startDate as Date).getTime() / 1000), s.started_at);
       } else {
         assert.equal(s, undefined);
         assert.equal(c.startDate, null);
-        assert.equal(c.gameId, '');
-        assert.equal(await c.getGame(), null);
-        assert.deepEqual(c.tags, []);
+        if (c.gameId !== '') assert.equal((await c.getGame())?.id, c.gameId);
       }
     }
     const first = got.data.find((c) => c.isLive);

@@ -88,11 +88,17 @@ forEachStore('POST /helix/clips', (kind: StoreKind) => {
     demo = t.seed?.demoUserId as number;
     await archiveOfLiveStream(t, demo, ARCHIVE);
     stream = await streamOf(demo);
+    // A live channel whose stream records no archive video (one in ten of the demo data's).
     liveNoVod = (
       await t.store.db
         .selectFrom('streams')
         .select('user_id')
         .where('user_id', '!=', demo)
+        .where(
+          'id',
+          'not in',
+          t.store.db.selectFrom('videos').select('stream_id').where('stream_id', 'is not', null),
+        )
         .orderBy('user_id')
         .executeTakeFirstOrThrow()
     ).user_id;

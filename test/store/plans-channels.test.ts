@@ -30,7 +30,38 @@ forEachStore('query plans of GET /channels and the channel checks', (kind: Store
     game = streams[0]?.game_id as number;
     const rows = await t.store.db.selectFrom('channels').select('broadcaster_id').limit(1).execute();
     assert.equal(rows.length, 1, 'the demo data has channels');
-    if (kind === 'postgres') await sql`analyze users, channels, games, streams`.execute(t.store.db);
+    // A platform has many more channels and games than this demo store: 30,000 more channels (no
+    // user rows needed) of 20,000 more games, so that neither table is one a planner would read whole.
+    const db = t.store.db;
+    const games = Array.from({ length: 20_000 }, (_, i) => ({
+      id: 1_000_000 + i,
+      name: `Channel Game ${i}`,
+      igdb_id: '',
+      owner_id: null,
+      viewer_count: 0,
+      stream_count: 0,
+    }));
+    for (let i = 0; i < games.length; i += 2000)
+      await db
+        .insertInto('games')
+        .values(games.slice(i, i + 2000))
+        .execute();
+    const channels = Array.from({ length: 30_000 }, (_, i) => ({
+      broadcaster_id: 90_000_000 + i,
+      title: `Channel ${i}`,
+      game_id: 1_000_000 + (i % 20_000),
+      language: 'en',
+      delay: 0,
+      tags: '[]',
+      labels: '[]',
+      is_branded_content: 0,
+    }));
+    for (let i = 0; i < channels.length; i += 2000)
+      await db
+        .insertInto('channels')
+        .values(channels.slice(i, i + 2000))
+        .execute();
+    if (kind === 'postgres') await sql`vacuum analyze users, channels, games, streams`.execute(db);
   });
   after(() => t.close());
 

@@ -71,9 +71,27 @@ forEachStore('query plans of /search/categories and /search/channels', (kind: St
         .insertInto('streams')
         .values(streams.slice(i, i + 2000))
         .execute();
+    // Their channels (a live stream holds its channel's values), and as many again of users offline.
+    const channels = people
+      .filter((_, i) => i % 3 !== 0)
+      .map((u, i) => ({
+        broadcaster_id: u.id,
+        title: `Stream ${i}`,
+        game_id: 1_000_000 + (i % 20_000),
+        language: 'en',
+        delay: 0,
+        tags: '[]',
+        labels: '[]',
+        is_branded_content: 0,
+      }));
+    for (let i = 0; i < channels.length; i += 2000)
+      await db
+        .insertInto('channels')
+        .values(channels.slice(i, i + 2000))
+        .execute();
     // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
     if (kind === 'postgres')
-      await sql`analyze users, games, streams, search_channel_keys, search_game_keys`.execute(db);
+      await sql`analyze users, games, streams, channels, search_channel_keys, search_game_keys`.execute(db);
   });
   after(() => t.close());
 

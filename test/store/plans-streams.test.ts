@@ -210,7 +210,8 @@ forEachStore('query plans of /streams', (kind: StoreKind) => {
         /^SEARCH follows USING COVERING INDEX sqlite_autoindex_follows_1 \(from_id=\?\)/m,
         text,
       );
-    else assert.match(text, /Index Only Scan using follows_pk on follows/, text);
+    // follows_from_time (from_id, followed_at, to_id) serves the range as well
+    else assert.match(text, /Index Only Scan using (follows_pk|follows_from_time) on follows/, text);
     assert.doesNotMatch(text, /Seq Scan|^SCAN|Sort|TEMP B-TREE/m, text);
   };
   for (const where of ['first page', 'after'] as const) {
