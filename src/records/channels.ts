@@ -32,22 +32,22 @@ export const NEW_CHANNEL: Omit<ChannelsTable, 'broadcaster_id'> = {
 
 const CHANNEL_COLUMNS = ['broadcaster_id', ...Object.keys(NEW_CHANNEL)];
 
-/** The channel rows of these users that exist, by user. */
-export async function channelRows(
+/** The rows of `table` whose `column` names one of these users, by user (one row per user at most). */
+async function rowsByUser(
   trx: Transaction<Database>,
   dialect: Dialect,
+  table: 'channels' | 'streams',
+  column: string,
   userIds: readonly number[],
+  select: readonly string[],
 ): Promise<Map<number, AnyRow>> {
-  const rows = await rowsWhereIn(
-    trx,
-    dialect,
-    'channels',
-    'broadcaster_id',
-    [...new Set(userIds)],
-    CHANNEL_COLUMNS,
-  );
-  return new Map(rows.map((r) => [Number(r.broadcaster_id), r]));
+  const rows = await rowsWhereIn(trx, dialect, table, column, [...new Set(userIds)], select);
+  return new Map(rows.map((r) => [Number(r[column]), r]));
 }
+
+/** The channel rows of these users that exist, by user. */
+export const channelRows = (trx: Transaction<Database>, dialect: Dialect, userIds: readonly number[]) =>
+  rowsByUser(trx, dialect, 'channels', 'broadcaster_id', userIds, CHANNEL_COLUMNS);
 
 /** A channel's values: its row, or a new account's. */
 export const channelOf = (rows: ReadonlyMap<number, AnyRow>, userId: number): AnyRow =>
@@ -92,21 +92,18 @@ export function channelsToFollow(
 }
 
 /** The live streams of these channels' users, by user. */
-export async function liveStreamRows(
-  trx: Transaction<Database>,
-  dialect: Dialect,
-  userIds: readonly number[],
-): Promise<Map<number, AnyRow>> {
-  const rows = await rowsWhereIn(
-    trx,
-    dialect,
-    'streams',
+export const liveStreamRows = (trx: Transaction<Database>, dialect: Dialect, userIds: readonly number[]) =>
+  rowsByUser(trx, dialect, 'streams', 'user_id', userIds, [
+    'id',
     'user_id',
-    [...new Set(userIds)],
-    ['id', 'user_id', 'game_id', 'title', 'tags', 'viewer_count', 'started_at', 'language', 'is_mature'],
-  );
-  return new Map(rows.map((r) => [Number(r.user_id), r]));
-}
+    'game_id',
+    'title',
+    'tags',
+    'viewer_count',
+    'started_at',
+    'language',
+    'is_mature',
+  ]);
 
 /**
  * The stream records to write so that each live stream holds its channel's values: one per

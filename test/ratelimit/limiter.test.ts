@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { liveWithoutArchive } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
 
 const LIMIT = 5;
@@ -137,18 +138,7 @@ forEachStore('rate limits', (kind: StoreKind) => {
         .executeTakeFirstOrThrow()
     ).id;
     // A live channel whose stream records no archive video (one in ten of the demo data's).
-    const noVod = (
-      await t.store.db
-        .selectFrom('streams')
-        .select('user_id')
-        .where(
-          'id',
-          'not in',
-          t.store.db.selectFrom('videos').select('stream_id').where('stream_id', 'is not', null),
-        )
-        .orderBy('user_id')
-        .executeTakeFirstOrThrow()
-    ).user_id;
+    const noVod = await liveWithoutArchive(t);
     const write = (method: 'PUT' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
       t.inject({
         method,

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { liveWithoutArchive } from '../support/archive.ts';
 import { exportOf } from '../support/cli.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -72,19 +73,7 @@ forEachStore('POST /helix/streams/markers', (kind: StoreKind) => {
       muted_segments: null,
     });
     // The demo data gives one live stream in ten no archive video (src/seed/generate.ts).
-    liveNoVod = (
-      await t.store.db
-        .selectFrom('streams')
-        .select('user_id')
-        .where('user_id', '!=', demo)
-        .where(
-          'id',
-          'not in',
-          t.store.db.selectFrom('videos').select('stream_id').where('stream_id', 'is not', null),
-        )
-        .orderBy('user_id')
-        .executeTakeFirstOrThrow()
-    ).user_id;
+    liveNoVod = await liveWithoutArchive(t, demo);
     const users = await t.store.db
       .selectFrom('users')
       .select('id')

@@ -11,7 +11,7 @@ import { channelsOf } from '../../src/store/channels.ts';
 import { anyRowNames } from '../../src/store/records.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { queryPlans } from './plans.ts';
+import { insertRows, queryPlans } from './plans.ts';
 
 forEachStore('query plans of GET /channels and the channel checks', (kind: StoreKind) => {
   let t: TestApp;
@@ -41,11 +41,7 @@ forEachStore('query plans of GET /channels and the channel checks', (kind: Store
       viewer_count: 0,
       stream_count: 0,
     }));
-    for (let i = 0; i < games.length; i += 2000)
-      await db
-        .insertInto('games')
-        .values(games.slice(i, i + 2000))
-        .execute();
+    await insertRows(db, 'games', games);
     const channels = Array.from({ length: 30_000 }, (_, i) => ({
       broadcaster_id: 90_000_000 + i,
       title: `Channel ${i}`,
@@ -56,11 +52,7 @@ forEachStore('query plans of GET /channels and the channel checks', (kind: Store
       labels: '[]',
       is_branded_content: 0,
     }));
-    for (let i = 0; i < channels.length; i += 2000)
-      await db
-        .insertInto('channels')
-        .values(channels.slice(i, i + 2000))
-        .execute();
+    await insertRows(db, 'channels', channels);
     if (kind === 'postgres') await sql`vacuum analyze users, channels, games, streams`.execute(db);
   });
   after(() => t.close());

@@ -13,7 +13,7 @@ import type { PageQuery } from '../../src/store/page.ts';
 import { searchCategories, searchChannels } from '../../src/store/search.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import type { StoreKind } from '../support/stores.ts';
-import { middleKey, queryPlans } from './plans.ts';
+import { insertRows, middleKey, queryPlans } from './plans.ts';
 
 forEachStore('query plans of /search/categories and /search/channels', (kind: StoreKind) => {
   let t: TestApp;
@@ -33,11 +33,7 @@ forEachStore('query plans of /search/categories and /search/channels', (kind: St
       created_at: 1_500_000_000 + i,
       email: '',
     }));
-    for (let i = 0; i < people.length; i += 2000)
-      await db
-        .insertInto('users')
-        .values(people.slice(i, i + 2000))
-        .execute();
+    await insertRows(db, 'users', people);
     const games = Array.from({ length: 20_000 }, (_, i) => ({
       id: 1_000_000 + i,
       name: `Extra Game ${i} Edition`,
@@ -46,11 +42,7 @@ forEachStore('query plans of /search/categories and /search/channels', (kind: St
       viewer_count: 0,
       stream_count: 0,
     }));
-    for (let i = 0; i < games.length; i += 2000)
-      await db
-        .insertInto('games')
-        .values(games.slice(i, i + 2000))
-        .execute();
+    await insertRows(db, 'games', games);
     // And as many live streams as a platform of that size has (a third of the new users): a
     // lookup of 20 users' streams is then a probe each, never a read of the table.
     const streams = people
@@ -66,11 +58,7 @@ forEachStore('query plans of /search/categories and /search/channels', (kind: St
         tags: '[]',
         is_mature: 0,
       }));
-    for (let i = 0; i < streams.length; i += 2000)
-      await db
-        .insertInto('streams')
-        .values(streams.slice(i, i + 2000))
-        .execute();
+    await insertRows(db, 'streams', streams);
     // Their channels (a live stream holds its channel's values), and as many again of users offline.
     const channels = people
       .filter((_, i) => i % 3 !== 0)
@@ -84,11 +72,7 @@ forEachStore('query plans of /search/categories and /search/channels', (kind: St
         labels: '[]',
         is_branded_content: 0,
       }));
-    for (let i = 0; i < channels.length; i += 2000)
-      await db
-        .insertInto('channels')
-        .values(channels.slice(i, i + 2000))
-        .execute();
+    await insertRows(db, 'channels', channels);
     // Statistics of the tables read (scoped: a database-wide ANALYZE would touch other schemas).
     if (kind === 'postgres')
       await sql`analyze users, games, streams, channels, search_channel_keys, search_game_keys`.execute(db);

@@ -2,7 +2,13 @@
 // plugin and compiled by the store's own dialect), its plan on SQLite (EXPLAIN QUERY PLAN) or
 // PostgreSQL (plain EXPLAIN), and the assertion that an index serves a table as a range or a probe.
 import assert from 'node:assert/strict';
-import { CompiledQuery, type Kysely, type KyselyPlugin, type RootOperationNode } from 'kysely';
+import {
+  CompiledQuery,
+  type Insertable,
+  type Kysely,
+  type KyselyPlugin,
+  type RootOperationNode,
+} from 'kysely';
 import type { Key, Page, PageQuery } from '../../src/store/page.ts';
 import type { Database } from '../../src/store/schema.ts';
 import type { TestApp } from '../support/apps.ts';
@@ -130,4 +136,17 @@ export async function gameWithMostClips(db: Kysely<Database>): Promise<number> {
     .orderBy('n', 'desc')
     .executeTakeFirstOrThrow();
   return top.game_id;
+}
+
+/** Inserts `rows` into `table` 2,000 at a time: a platform's share of rows beside the demo data's. */
+export async function insertRows<T extends keyof Database>(
+  db: Kysely<Database>,
+  table: T,
+  rows: readonly Insertable<Database[T]>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += 2000)
+    await db
+      .insertInto(table)
+      .values(rows.slice(i, i + 2000) as never)
+      .execute();
 }

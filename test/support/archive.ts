@@ -46,3 +46,21 @@ export async function archiveOfLiveStream(
   );
   return { id: Number(stream.id), started_at: Number(stream.started_at) };
 }
+
+/**
+ * The first user (by id, other than `except`) whose live stream records no archive video: the demo
+ * data leaves one live stream in ten without (src/seed/generate.ts), the 404 of POST
+ * /streams/markers and the clip of no video of POST /clips.
+ */
+export async function liveWithoutArchive(t: TestApp, except?: number): Promise<number> {
+  let q = t.store.db
+    .selectFrom('streams')
+    .select('user_id')
+    .where(
+      'id',
+      'not in',
+      t.store.db.selectFrom('videos').select('stream_id').where('stream_id', 'is not', null),
+    );
+  if (except !== undefined) q = q.where('user_id', '!=', except);
+  return (await q.orderBy('user_id').executeTakeFirstOrThrow()).user_id;
+}
