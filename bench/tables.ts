@@ -270,20 +270,6 @@ export function deepVsFirst(rows: Row[]): DeepVsFirst[] {
   return out;
 }
 
-/**
- * The first-page kinds the budget judges: per operation, its first pages over distinct keys (the
- * cold case: no two requests alike); an operation that has none, being one listing (/games/top),
- * its page 1.
- */
-export function budgetFirstPages(rows: Row[]): Row[] {
-  const ops = [...new Set(rows.map((r) => r.op))];
-  return ops.flatMap((op) => {
-    const first = rows.filter((r) => r.op === op && r.cls === 'first');
-    const distinct = first.filter((r) => r.urls > 1);
-    return distinct.length ? distinct : first;
-  });
-}
-
 export interface BudgetLine {
   line: string;
   value: string;
