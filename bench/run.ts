@@ -1,5 +1,5 @@
-// `npm run bench`: helixd under load on a large store, against the ceiling of its platform, in one
-// run. See bench/README.md for what it measures and the figures it gave.
+// `npm run bench`: helixd under load on a large store, against the ceiling of its platform and the
+// leanest program that answers the same listings (bench/leanest.ts), in one run. See bench/README.md for what it measures and the figures it gave.
 //
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
 //   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (< 3 min)
@@ -383,8 +383,9 @@ async function main(): Promise<void> {
       );
     } else say('the leanest program: SQLite only, not run against this store');
 
-    // 7. the load: per query kind, helixd (after a warm-up) and then the ceiling, interleaved; with
-    // --workers N, helixd under --workers N between them, against the same ceiling run
+    // 7. the load: per query kind, helixd (after a warm-up), the leanest program when it serves the
+    // kind (after its own), and then the ceiling, interleaved; with --workers N, helixd under
+    // --workers N after one process, against the same ceiling run
     if (workers > 1) {
       const w = await startHelixd(url, workers);
       helixdN = w.child;
