@@ -2,7 +2,7 @@
 // leanest program that answers the same listings (bench/leanest.ts), in one run. See bench/README.md for what it measures and the figures it gave.
 //
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
-//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (< 3 min)
+//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (3-4 min)
 //   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
 //   npm run bench -- --workers 2         also helixd under --workers 2, beside one process (reported apart)
 //   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
