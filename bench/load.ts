@@ -271,16 +271,25 @@ export interface Ceiling {
  * `sizesFile`, each after `workUs` microseconds of busy CPU (bench/tail.ts); resolves once it listens.
  */
 export async function startCeiling(sizesFile: string, workUs = 0): Promise<Ceiling> {
+  return startScript('ceiling.ts', [sizesFile, String(workUs)], 'the ceiling server');
+}
+
+/**
+ * The leanest program (bench/leanest.ts) over the SQLite file `file`, writing links under `siteUrl`
+ * as helixd does: its own process, like the ceiling's.
+ */
+export async function startLeanest(file: string, siteUrl: string): Promise<Ceiling> {
+  return startScript('leanest.ts', [file, siteUrl], 'the leanest program');
+}
+
+/** A bench/ script that prints `listening <port>` once it serves. */
+async function startScript(script: string, scriptArgs: string[], what: string): Promise<Ceiling> {
   const here = dirname(fileURLToPath(import.meta.url));
   // From the project's root, where `--import tsx` resolves.
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(here, 'ceiling.ts'), sizesFile, String(workUs)],
-    {
-      cwd: dirname(here),
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, script), ...scriptArgs], {
+    cwd: dirname(here),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((res, rej) => {
     let out = '';
     child.stdout?.on('data', (d) => {
@@ -288,7 +297,7 @@ export async function startCeiling(sizesFile: string, workUs = 0): Promise<Ceili
       const m = /listening (\d+)/.exec(out);
       if (m) res(Number(m[1]));
     });
-    child.on('exit', (c) => rej(new Error(`the ceiling server exited (${c})`)));
+    child.on('exit', (c) => rej(new Error(`${what} exited (${c})`)));
   });
   return { base: `http://127.0.0.1:${port}`, child };
 }

@@ -19,6 +19,8 @@ export interface QueryKind {
   note?: string;
   /** deep kinds: the first-page kind of the same listing they are compared with */
   baseline?: string;
+  /** deep kinds: the walk that reached them, pages `from` to `to` counted from `first` (page 1) */
+  walk?: { first: BenchRequest; from: number; to: number };
 }
 
 export interface MixContext {
@@ -139,6 +141,7 @@ async function deepKinds(
       requests: d.requests,
       note: `pages ${d.from}-${d.to}`,
       baseline: page1,
+      walk: { first, from: d.from, to: d.to },
     },
   ];
 }

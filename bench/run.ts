@@ -1,8 +1,8 @@
-// `npm run bench`: helixd under load on a large store, against the ceiling of its platform, in one
-// run. See bench/README.md for what it measures and the figures it gave.
+// `npm run bench`: helixd under load on a large store, against the ceiling of its platform and the
+// leanest program that answers the same listings (bench/leanest.ts), in one run. See bench/README.md for what it measures and the figures it gave.
 //
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
-//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (< 3 min)
+//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (3-4 min)
 //   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
 //   npm run bench -- --workers 2         also helixd under --workers 2, beside one process (reported apart)
 //   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
@@ -28,14 +28,23 @@ import {
   threadCpuUs,
   waitReady,
 } from './child.ts';
+import { compareData, leanRequests } from './floor.ts';
 import { benchTokens, printHelp } from './harness.ts';
 import { measureInProcess } from './inprocess.ts';
-import { type BenchRequest, chooseGenerator, type LoadResult, runLoad, startCeiling } from './load.ts';
+import {
+  type BenchRequest,
+  chooseGenerator,
+  type LoadResult,
+  runLoad,
+  startCeiling,
+  startLeanest,
+} from './load.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 import {
   budgetLines,
   budgetText,
   deepVsFirst,
+  floorTable,
   loadTable,
   mb,
   type Row,
@@ -45,6 +54,8 @@ import {
 
 /** Bench data is generated relative to a fixed day, so a kept store stays the same store. */
 const ANCHOR_ISO = '2026-11-21T00:00:00Z';
+/** helixd's default site URL (src/config.ts), for the leanest program's links when none is set */
+const SITE_URL = 'https://streams.example.com';
 
 // ---- options -------------------------------------------------------------------------------------
 
@@ -261,6 +272,7 @@ async function main(): Promise<void> {
   helixd.stdout?.on('data', keepLog);
   helixd.stderr?.on('data', keepLog);
   let ceiling: ChildProcess | undefined;
+  let leanest: ChildProcess | undefined;
   let helixdN: ChildProcess | undefined;
   let baseN: string | undefined;
   try {
@@ -346,8 +358,34 @@ async function main(): Promise<void> {
     ceiling = started.child;
     const ceilingBase = started.base;
 
-    // 7. the load: per query kind, helixd (after a warm-up) and then the ceiling, interleaved; with
-    // --workers N, helixd under --workers N between them, against the same ceiling run
+    // 6b. the leanest program (bench/leanest.ts; SQLite only), on the kinds it serves, its data
+    // checked byte for byte against helixd's on every page it is measured on
+    const leanFor = new Map<QueryKind, BenchRequest[]>();
+    let leanBase: string | undefined;
+    if (store.dialect === 'sqlite') {
+      const lean = await startLeanest(url, process.env.HELIXD_SITE_URL ?? SITE_URL);
+      leanest = lean.child;
+      leanBase = lean.base;
+      let pages = 0;
+      for (const k of runnable) {
+        const lr = await leanRequests(k, lean.base, info.demoClientId);
+        if (!lr) continue;
+        pages += await compareData(
+          `${k.op} ${k.kind}`,
+          { base, requests: k.requests },
+          { base: lean.base, requests: lr },
+          info.demoClientId,
+        );
+        leanFor.set(k, lr);
+      }
+      say(
+        `the leanest program (${lean.base.replace(/^http:\/\//, '')}): ${leanFor.size} query kinds, its data byte-identical to helixd's on all ${pages} pages`,
+      );
+    } else say('the leanest program: SQLite only, not run against this store');
+
+    // 7. the load: per query kind, helixd (after a warm-up), the leanest program when it serves the
+    // kind (after its own), and then the ceiling, interleaved; with --workers N, helixd under
+    // --workers N after one process, against the same ceiling run
     if (workers > 1) {
       const w = await startHelixd(url, workers);
       helixdN = w.child;
@@ -385,6 +423,28 @@ async function main(): Promise<void> {
         if (warm) await load(baseN, warmup);
         n = await load(baseN, seconds);
       }
+      const leanReqs = leanFor.get(k);
+      let l: Awaited<ReturnType<typeof timed>> | undefined;
+      if (leanReqs && leanBase && leanest) {
+        const lb = leanBase;
+        const loadLean = (s: number) =>
+          runLoad(generator, {
+            base: lb,
+            requests: leanReqs,
+            clientId: info.demoClientId,
+            connections,
+            seconds: s,
+            scratch,
+          });
+        if (warm) await loadLean(warmup);
+        const c0 = threadCpuUs(leanest.pid as number);
+        const r = await loadLean(seconds);
+        const c1 = threadCpuUs(leanest.pid as number);
+        l = {
+          r,
+          cpu: c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined,
+        };
+      }
       const c = await timed(ceilingBase, ceiling.pid);
       const row: Row = {
         op: k.op,
@@ -400,10 +460,11 @@ async function main(): Promise<void> {
         ...(h.cpu !== undefined ? { helixdCpu: h.cpu } : {}),
         ...(c.cpu !== undefined ? { ceilingCpu: c.cpu } : {}),
         ...(n ? { workers: { n: workers, helixd: n, ratio: n.rps / c.r.rps } } : {}),
+        ...(l ? { leanest: l.r, ...(l.cpu !== undefined ? { leanestCpu: l.cpu } : {}) } : {}),
       };
       rows.push(row);
       say(
-        `  ${k.op} ${k.kind}: ${fmt(h.r.rps, 0)} req/s, p50 ${fmt(h.r.p50, 2)} ms, p99 ${fmt(h.r.p99, 2)} ms${h.r.errors ? `, ${h.r.errors} errors` : ''}${n ? `; --workers ${workers} ${fmt(n.rps, 0)} req/s` : ''}; ceiling ${fmt(c.r.rps, 0)} req/s (${fmt(row.ratio * 100, 0)}%)`,
+        `  ${k.op} ${k.kind}: ${fmt(h.r.rps, 0)} req/s, p50 ${fmt(h.r.p50, 2)} ms, p99 ${fmt(h.r.p99, 2)} ms${h.r.errors ? `, ${h.r.errors} errors` : ''}${n ? `; --workers ${workers} ${fmt(n.rps, 0)} req/s` : ''}${l ? `; leanest ${fmt(l.r.rps, 0)} req/s (${fmt((h.r.rps / l.r.rps) * 100, 0)}%), p99 ${fmt(l.r.p99, 2)} ms` : ''}; ceiling ${fmt(c.r.rps, 0)} req/s (${fmt(row.ratio * 100, 0)}%)`,
       );
     }
     clearInterval(rssTimer);
@@ -411,6 +472,7 @@ async function main(): Promise<void> {
     await stopChild(helixd);
     if (helixdN) await stopChild(helixdN);
     await stopChild(ceiling);
+    if (leanest) await stopChild(leanest);
 
     // 8. the work per request, in process, without HTTP, once the servers are stopped
     say();
@@ -449,6 +511,16 @@ async function main(): Promise<void> {
       say(
         "p50/p99/max: the latencies the requests had; wrk p99: wrk's own figure, after its coordinated-omission correction (bench/README.md)",
       );
+    if (rows.some((r) => r.leanest)) {
+      say();
+      say(
+        'helixd against the leanest program (bench/leanest.ts: the same rows and data bytes, run in turn with helixd):',
+      );
+      say(floorTable(rows));
+      say(
+        'req/s, CPU µs (of the main thread under the load, per request), p50 and p99 of each; ratio: helixd over the leanest program',
+      );
+    }
     say();
     say('the work per request (µs of CPU; bench/README.md, "The work per request"):');
     say(workTable(rows));
@@ -545,6 +617,7 @@ async function main(): Promise<void> {
     await stopChild(helixd);
     if (helixdN) await stopChild(helixdN);
     if (ceiling) await stopChild(ceiling);
+    if (leanest) await stopChild(leanest);
     await store.close();
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -24,10 +24,20 @@ export interface Row {
   inProcess?: InProcessFigure;
   /** helixd under `--workers N`, run beside the others (reported apart) */
   workers?: { n: number; helixd: LoadResult; ratio: number };
+  /** the leanest program (bench/leanest.ts) on the same pages, when it serves the kind */
+  leanest?: LoadResult;
+  /** µs of CPU per request of its process under that load */
+  leanestCpu?: number;
 }
 
-/** The budget's share of the ceiling for first pages. */
+/** The share of the ceiling the work table's "allows" column is figured at (no budget line now). */
 export const FIRST_PAGE_SHARE = 0.25;
+/** First and deep pages: at least this times the leanest program's req/s. */
+export const LEANEST_RPS = 0.8;
+/** CPU per request: at most this times the leanest program's. */
+export const LEANEST_CPU = 1.25;
+/** p99 at most this times p50, for every first-page and deep kind. */
+export const P99_OVER_P50 = 3;
 /** A deep page's p50 may be at most this times page 1's, of the same listing. */
 export const DEEP_FACTOR = 1.1;
 export const P99_MS = 50;
@@ -88,6 +98,46 @@ export function loadTable(rows: Row[]): string {
     fmt(r.ceiling.p99, 2),
     pct(r.ratio),
   ]);
+  return columns(head, body);
+}
+
+/** Per query kind the leanest program serves: helixd against it, req/s, CPU per request, p50, p99. */
+export function floorTable(rows: Row[]): string {
+  const head = [
+    'operation',
+    'query kind',
+    'urls',
+    'req/s',
+    'leanest req/s',
+    'ratio',
+    'CPU µs',
+    'leanest CPU µs',
+    'CPU ratio',
+    'p50 ms',
+    'p99 ms',
+    'leanest p50',
+    'leanest p99',
+  ];
+  const body = rows
+    .filter((r) => r.leanest)
+    .map((r) => {
+      const l = r.leanest as LoadResult;
+      return [
+        r.op,
+        kindOf(r),
+        String(r.urls),
+        fmt(r.helixd.rps, 0),
+        fmt(l.rps, 0),
+        `${fmt(r.helixd.rps / l.rps, 2)} x`,
+        us(r.helixdCpu),
+        us(r.leanestCpu),
+        r.helixdCpu && r.leanestCpu ? `${fmt(r.helixdCpu / r.leanestCpu, 2)} x` : '',
+        fmt(r.helixd.p50, 2),
+        fmt(r.helixd.p99, 2),
+        fmt(l.p50, 2),
+        fmt(l.p99, 2),
+      ];
+    });
   return columns(head, body);
 }
 
@@ -220,20 +270,6 @@ export function deepVsFirst(rows: Row[]): DeepVsFirst[] {
   return out;
 }
 
-/**
- * The first-page kinds the budget judges: per operation, its first pages over distinct keys (the
- * cold case: no two requests alike); an operation that has none, being one listing (/games/top),
- * its page 1.
- */
-export function budgetFirstPages(rows: Row[]): Row[] {
-  const ops = [...new Set(rows.map((r) => r.op))];
-  return ops.flatMap((op) => {
-    const first = rows.filter((r) => r.op === op && r.cls === 'first');
-    const distinct = first.filter((r) => r.urls > 1);
-    return distinct.length ? distinct : first;
-  });
-}
-
 export interface BudgetLine {
   line: string;
   value: string;
@@ -252,22 +288,33 @@ export function budgetLines(o: {
   /** the seeding of this store, when the harness made and timed it */
   seed: { seconds: number; date: string; reused: boolean; loadavg?: number[] } | undefined;
 }): BudgetLine[] {
-  const first = budgetFirstPages(o.rows);
-  const lowFirst = worst(first, (a, b) => a.ratio < b.ratio);
-  const perOp = [...new Set(first.map((r) => r.op))].map((op) => {
-    const w = worst(
-      first.filter((r) => r.op === op),
-      (a, b) => a.ratio < b.ratio,
-    ) as Row;
-    return `${op} ${pct(w.ratio)}`;
+  const leaned = o.rows.filter((r) => r.leanest && (r.cls === 'first' || r.cls === 'deep'));
+  const rpsRatio = (r: Row) => r.helixd.rps / (r.leanest as LoadResult).rps;
+  const lowRps = worst(leaned, (a, b) => rpsRatio(a) < rpsRatio(b));
+  const cpuRows = leaned.filter((r) => r.helixdCpu !== undefined && r.leanestCpu);
+  const cpuRatio = (r: Row) => (r.helixdCpu as number) / (r.leanestCpu as number);
+  const highCpu = worst(cpuRows, (a, b) => cpuRatio(a) > cpuRatio(b));
+  const tailRows = o.rows.filter((r) => r.cls === 'first' || r.cls === 'deep');
+  const tail = (r: LoadResult) => r.p99 / r.p50;
+  const highTail = worst(tailRows, (a, b) => tail(a.helixd) > tail(b.helixd));
+  const leanTails = tailRows.flatMap((r) => (r.leanest ? [tail(r.leanest)] : []));
+  const deepCpu = o.rows.flatMap((d) => {
+    const f = o.rows.find((r) => r.op === d.op && r.kind === d.baseline);
+    return d.cls === 'deep' && f && d.helixdCpu && f.helixdCpu
+      ? [
+          {
+            d,
+            f,
+            factor: d.helixdCpu / f.helixdCpu,
+            lean: d.leanestCpu && f.leanestCpu ? d.leanestCpu / f.leanestCpu : undefined,
+          },
+        ]
+      : [];
   });
+  const highDeepCpu = worst(deepCpu, (a, b) => a.factor > b.factor);
   const dvf = deepVsFirst(o.rows);
   const highDeep = worst(dvf, (a, b) => a.factor > b.factor);
   const highP99 = worst(o.rows, (a, b) => a.helixd.p99 > b.helixd.p99);
-  const floor = (r: Row) =>
-    r.inProcess
-      ? `; its work in process ${fmt(r.inProcess.work, 0)} µs a request, ${pct(FIRST_PAGE_SHARE)} of the ceiling allows ${fmt(allowedUs(r), 0)} µs`
-      : '';
   const seedLine = `${SEED_CLIPS.toLocaleString('en')} clips seeded in < ${SEED_SECONDS} s`;
   let seed: BudgetLine;
   const clips = o.clips.toLocaleString('en');
@@ -286,11 +333,38 @@ export function budgetLines(o: {
   }
   return [
     {
-      line: `first pages of every operation >= ${pct(FIRST_PAGE_SHARE)} of the ceiling's req/s (distinct keys, cold)`,
-      value: lowFirst
-        ? `lowest ${pct(lowFirst.ratio)} (${lowFirst.op} ${lowFirst.kind})${floor(lowFirst)}; per operation, lowest: ${perOp.join(', ')}`
+      line: `first and deep pages of every measured listing >= ${LEANEST_RPS} x the leanest program's req/s (same run, in turn)`,
+      value: lowRps
+        ? `lowest ${fmt(rpsRatio(lowRps), 2)} x (${lowRps.op} ${lowRps.kind}: ${fmt(lowRps.helixd.rps, 0)} against ${fmt((lowRps.leanest as LoadResult).rps, 0)} req/s)`
+        : 'not measured (the leanest program serves none of the kinds run)',
+      met: lowRps ? leaned.every((r) => rpsRatio(r) >= LEANEST_RPS) : null,
+    },
+    {
+      line: `CPU per request <= ${LEANEST_CPU} x the leanest program's (first and deep pages)`,
+      value: highCpu
+        ? `highest ${fmt(cpuRatio(highCpu), 2)} x (${highCpu.op} ${highCpu.kind}: ${fmt(highCpu.helixdCpu as number, 0)} µs against ${fmt(highCpu.leanestCpu as number, 0)} µs)`
+        : 'not measured',
+      met: highCpu ? cpuRows.every((r) => cpuRatio(r) <= LEANEST_CPU) : null,
+    },
+    {
+      line: `p99 <= ${P99_OVER_P50} x p50 at ${P99_CONNECTIONS} connections (every first-page and deep kind)`,
+      value:
+        o.connections !== P99_CONNECTIONS
+          ? `not measured at ${P99_CONNECTIONS} connections (this run: ${o.connections})`
+          : highTail
+            ? `highest ${fmt(tail(highTail.helixd), 1)} x (${highTail.op} ${highTail.kind}: p99 ${fmt(highTail.helixd.p99, 2)} ms, p50 ${fmt(highTail.helixd.p50, 2)} ms)${leanTails.length ? `; the leanest program's highest ${fmt(Math.max(...leanTails), 1)} x` : ''}`
+            : 'n/a',
+      met:
+        o.connections === P99_CONNECTIONS && highTail
+          ? tailRows.every((r) => tail(r.helixd) <= P99_OVER_P50)
+          : null,
+    },
+    {
+      line: `deep page <= ${DEEP_FACTOR} x its page 1 in CPU per request (the same listing)`,
+      value: highDeepCpu
+        ? `highest ${fmt(highDeepCpu.factor, 2)} x (${highDeepCpu.d.op} ${highDeepCpu.d.kind}: ${fmt(highDeepCpu.d.helixdCpu as number, 0)} µs against ${fmt(highDeepCpu.f.helixdCpu as number, 0)} µs)${highDeepCpu.lean !== undefined ? `; the leanest program's ${fmt(highDeepCpu.lean, 2)} x there` : ''}`
         : 'n/a',
-      met: lowFirst ? first.every((r) => r.ratio >= FIRST_PAGE_SHARE) : null,
+      met: highDeepCpu ? deepCpu.every((x) => x.factor <= DEEP_FACTOR) : null,
     },
     {
       line: `deep p50 <= ${DEEP_FACTOR} x page 1's p50 (the same listing)`,
