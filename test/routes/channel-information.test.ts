@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
 import { exportOf } from '../support/cli.ts';
+import { assertGolden } from '../support/golden.ts';
 import type { StoreKind } from '../support/stores.ts';
 
 const SCOPE = 'channel:manage:broadcast';
@@ -64,7 +65,7 @@ forEachStore('GET and PATCH /helix/channels', (kind: StoreKind) => {
     });
 
   before(async () => {
-    t = await startTestApp(kind, { users: 30, config: { adminToken: ADMIN_TOKEN } });
+    t = await startTestApp(kind, { users: 200, config: { adminToken: ADMIN_TOKEN } });
     app = await t.appToken();
     for (const [name, id] of Object.entries(GAMES))
       assert.equal(
@@ -88,6 +89,39 @@ forEachStore('GET and PATCH /helix/channels', (kind: StoreKind) => {
     }
   });
   after(() => t.close());
+
+  it('answers channels-by-ids byte for byte: a live channel, an offline one with its last values, a partner with labels, one never set', async () => {
+    // The same seed gives byte-identical bodies on both stores; UPDATE_GOLDEN=1 rewrites the file
+    // from the SQLite run.
+    const db = t.store.db;
+    const live = await db
+      .selectFrom('streams')
+      .select('user_id')
+      .orderBy('user_id')
+      .executeTakeFirstOrThrow();
+    const offline = await db
+      .selectFrom('channels')
+      .select('broadcaster_id')
+      .where('broadcaster_id', 'not in', db.selectFrom('streams').select('user_id'))
+      .orderBy('broadcaster_id')
+      .executeTakeFirstOrThrow();
+    const labelled = await db
+      .selectFrom('channels')
+      .select('broadcaster_id')
+      .where('labels', '!=', '[]')
+      .orderBy('broadcaster_id')
+      .executeTakeFirst();
+    // Every seeded user of this small store has streamed: the one never set is this test's own.
+    const ids = [live.user_id, offline.broadcaster_id, labelled?.broadcaster_id, NEWCOMER].filter(
+      (id) => id !== undefined,
+    );
+    const res = await t.get(
+      `/helix/channels?${ids.map((id) => `broadcaster_id=${id}`).join('&')}`,
+      bearer(app),
+    );
+    assert.equal(res.statusCode, 200);
+    assertGolden(kind, 'channels-by-ids.json', res.body);
+  });
 
   it("shows a user who never set a channel as a new account's: no title, no game, English, nothing else", async () => {
     const res = await t.get(`/helix/channels?broadcaster_id=${NEWCOMER}`, bearer(app));
