@@ -80,6 +80,7 @@ forEachStore('EventSub triggers', (kind: StoreKind) => {
     await subscribe('channel.subscription.gift', { broadcaster_user_id: CASTER }, '/subs');
     await subscribe('channel.subscribe', { broadcaster_user_id: CASTER }, '/subs');
     await subscribe('user.update', { user_id: GIFTER }, '/user');
+    await subscribe('channel.update', { broadcaster_user_id: CASTER }, '/channel');
   });
   after(async () => {
     await t.close();
@@ -129,6 +130,34 @@ forEachStore('EventSub triggers', (kind: StoreKind) => {
     const again = await triggered({ type: 'stream.offline', broadcaster_id: CASTER });
     assert.equal(again.statusCode, 404);
     assert.match(again.json().message, /^broadcaster_id: 996200 is not live$/);
+  });
+
+  it("channel.update writes the channel's new title, which the notification and GET /channels agree on; a stream.online then goes live with it", async () => {
+    const sent = () =>
+      hooks.messages.filter(
+        (m) => m.path === '/channel' && m.headers['twitch-eventsub-message-type'] === 'notification',
+      ).length;
+    // A stream that went live earlier gave the channel its game: that change was an event too.
+    for (let i = 0; i < 40 && sent() === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    const before = sent();
+    const res = await triggered({ type: 'channel.update', broadcaster_id: CASTER, title: 'Triggered title' });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().written[0].kind, 'channel');
+    const got = (await events('/channel', before + 1)).at(-1);
+    assert.equal(got?.type, 'channel.update');
+    assert.equal(got?.event.title, 'Triggered title');
+    assert.equal(got?.event.broadcaster_user_id, CASTER);
+    const channel = (await t.get(`/helix/channels?broadcaster_id=${CASTER}`, bearer(appToken))).json()
+      .data[0];
+    assert.deepEqual([channel.title, channel.game_id], ['Triggered title', got?.event.category_id]);
+    const on = await triggered({ type: 'stream.online', broadcaster_id: CASTER });
+    assert.equal(on.statusCode, 201, on.body);
+    const stream = (await t.get(`/helix/streams?user_id=${CASTER}`, bearer(appToken))).json().data[0];
+    assert.deepEqual([stream.title, stream.game_id], ['Triggered title', channel.game_id]);
+    assert.equal((await triggered({ type: 'stream.offline', broadcaster_id: CASTER })).statusCode, 201);
+    const bad = await triggered({ type: 'channel.update', broadcaster_id: CASTER, title: '' });
+    assert.equal(bad.statusCode, 400);
+    assert.match(bad.json().message, /^title: must be a string of 1 to 140 characters$/);
   });
 
   it('a gift of 3 is one channel.subscription.gift with its totals, then a channel.subscribe per subscription', async () => {

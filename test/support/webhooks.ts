@@ -1,9 +1,11 @@
 // A webhook receiver for the EventSub tests: a plain node:http server that checks every message's
 // signature with the published algorithm (HMAC-SHA256, keyed by the subscription's secret, of
 // message id + timestamp + raw body), keeps the messages, and answers as the test says.
+
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { eventType } from '../../src/eventsub/types.ts';
 
 export const SECRET = 'webhook-secret-0123456789';
 
@@ -82,7 +84,7 @@ type App = import('./apps.ts').TestApp;
 
 /**
  * POST /helix/eventsub/subscriptions of a webhook subscription with the demo client's `appToken`
- * (the version the catalogue serves: 2 for channel.follow, else 1).
+ * (the version the catalogue serves: src/eventsub/types.ts).
  */
 export const postWebhookSubscription = (
   t: App,
@@ -101,7 +103,7 @@ export const postWebhookSubscription = (
     },
     payload: JSON.stringify({
       type,
-      version: type === 'channel.follow' ? '2' : '1',
+      version: eventType(type)?.version ?? '1',
       condition,
       transport: { method: 'webhook', callback, secret: SECRET },
     }),
