@@ -133,10 +133,11 @@ function textField(body: Record<string, unknown>, field: string): string | undef
 }
 
 /**
- * The channel record fields a modify request changes, checked field by field (a 400 naming the
- * field), the labels laid over `labels`, the channel's current ones.
+ * What a modify request changes, checked field by field (a 400 naming the field): the channel
+ * record's fields, and the labels it turns on (true) or off (false), to lay over the channel's
+ * labels as read in the write's transaction (withLabels).
  */
-function readModify(body: unknown, labels: readonly string[]): Record<string, unknown> {
+function readModify(body: unknown): { fields: Record<string, unknown>; labels?: Map<string, boolean> } {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw badRequest(
       'The body must be a JSON object with at least one of "game_id", "broadcaster_language", "title", "delay", "tags", "content_classification_labels", "is_branded_content" (Content-Type: application/json)',
@@ -144,6 +145,7 @@ function readModify(body: unknown, labels: readonly string[]): Record<string, un
   const b = body as Record<string, unknown>;
   if (!FIELDS.some((f) => b[f] !== undefined)) throw badRequest(NOTHING_TO_UPDATE);
   const out: Record<string, unknown> = {};
+  let labels: Map<string, boolean> | undefined;
 
   const title = textField(b, 'title');
   if (title !== undefined) {
@@ -199,8 +201,7 @@ function readModify(body: unknown, labels: readonly string[]): Record<string, un
   if (b.content_classification_labels !== undefined) {
     const given = b.content_classification_labels;
     if (!Array.isArray(given)) throw badRequest(BAD_LABELS);
-    const set = new Set(labels);
-    const named = new Set<string>();
+    const switches = new Map<string, boolean>();
     for (const item of given) {
       const { id, is_enabled: on } = (typeof item === 'object' && item !== null ? item : {}) as Record<
         string,
@@ -211,14 +212,12 @@ function readModify(body: unknown, labels: readonly string[]): Record<string, un
         typeof id !== 'string' ||
         !(SETTABLE_LABELS as readonly string[]).includes(id) ||
         typeof on !== 'boolean' ||
-        named.has(id)
+        switches.has(id)
       )
         throw badRequest(BAD_LABELS);
-      named.add(id);
-      if (on) set.add(id);
-      else set.delete(id);
+      switches.set(id, on);
     }
-    out.content_classification_labels = orderedLabels(set as Set<ContentLabel>);
+    labels = switches;
   }
 
   if (b.is_branded_content !== undefined) {
@@ -226,8 +225,17 @@ function readModify(body: unknown, labels: readonly string[]): Record<string, un
       throw fieldError('is_branded_content', 'the value must be true or false');
     out.is_branded_content = b.is_branded_content;
   }
-  return out;
+  return { fields: out, ...(labels ? { labels } : {}) };
 }
+
+/** `labels` (a channel's) with `switches` turned on or off, in the wire's order. */
+const withLabels = (labels: readonly string[], switches: ReadonlyMap<string, boolean>): ContentLabel[] => {
+  const set = new Set(labels);
+  for (const [id, on] of switches)
+    if (on) set.add(id);
+    else set.delete(id);
+  return orderedLabels(set);
+};
 
 const getParams = { broadcaster_id: stringList(MAX_CHANNELS) };
 const modifyParams = { broadcaster_id: singleString };
@@ -274,11 +282,19 @@ export function channelInformationRoutes(app: FastifyInstance, ctx: AppContext):
         if (!current) throw new Error(`PATCH /channels: no user ${me} behind a live token`);
         // Checked before the transaction (a refusal changes nothing); the labels are laid over the
         // channel's as read inside it, so that no change made in between is lost.
-        const check = readModify(body, []);
-        if (check.delay !== undefined && current.broadcaster_type !== 'partner')
+        const { fields, labels } = readModify(body);
+        if (fields.delay !== undefined && current.broadcaster_type !== 'partner')
           throw badRequest(DELAY_PARTNERS_ONLY);
         const patch = (record: Record<string, unknown>) =>
-          readModify(body, record.content_classification_labels as string[]);
+          labels
+            ? {
+                ...fields,
+                content_classification_labels: withLabels(
+                  record.content_classification_labels as string[],
+                  labels,
+                ),
+              }
+            : fields;
         const fresh = {
           broadcaster_id: String(me),
           title: '',
