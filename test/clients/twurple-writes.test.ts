@@ -10,7 +10,7 @@ import { ApiClient, StreamNotLiveError } from '@twurple/api';
 import { StaticAuthProvider } from '@twurple/auth';
 import { CLIP_DELAY_MS } from '../../src/records/clip-jobs.ts';
 import { forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
-import { archiveOfLiveStream } from '../support/archive.ts';
+import { archiveOfLiveStream, offlineUser } from '../support/archive.ts';
 import type { StoreKind } from '../support/stores.ts';
 import { pointTwurpleAt } from './twurple.ts';
 
@@ -79,14 +79,7 @@ forEachStore(
     });
 
     it('createStreamMarker for a channel that is not live: StreamNotLiveError, from the 404', async () => {
-      const offline = (
-        await t.store.db
-          .selectFrom('users')
-          .select('id')
-          .where('id', 'not in', t.store.db.selectFrom('streams').select('user_id'))
-          .orderBy('id')
-          .executeTakeFirstOrThrow()
-      ).id;
+      const offline = await offlineUser(t);
       const api = await clientOf(['channel:manage:broadcast'], offline);
       await assert.rejects(api.streams.createStreamMarker(offline, 'nobody watching'), StreamNotLiveError);
     });
@@ -150,14 +143,7 @@ forEachStore(
         const created = clip.creationDate.getTime() / 1000;
         assert.ok(created >= Math.floor(asked / 1000) && created * 1000 <= t.clock.now());
         assert.equal(clip.vodOffset, created - startedAt - 30);
-        const offline = (
-          await t.store.db
-            .selectFrom('users')
-            .select('id')
-            .where('id', 'not in', t.store.db.selectFrom('streams').select('user_id'))
-            .orderBy('id')
-            .executeTakeFirstOrThrow()
-        ).id;
+        const offline = await offlineUser(t);
         await assert.rejects(api.clips.createClip({ channel: offline }), { statusCode: 404 });
       } finally {
         t.clock.set(t.clock.now());

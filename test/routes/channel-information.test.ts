@@ -181,6 +181,11 @@ forEachStore('GET and PATCH /helix/channels', (kind: StoreKind) => {
       [live.title, live.game_id, live.game_name, live.broadcaster_language, live.tags],
       ['Going live', GAMES.first, 'Channel first', 'fr', ['English', 'Speedrun']],
     );
+    // The channel changed through the stream's write: a channel.update, as from PATCH /channels.
+    assert.deepEqual(
+      (await updates(PARTNER)).map((e) => [e.title, e.category_id, e.language]),
+      [['Going live', GAMES.first, 'fr']],
+    );
     assert.equal((await adminCall('DELETE', `/admin/streams/${PARTNER + 1_000_000}`)).statusCode, 204);
     assert.equal(await streamOf(PARTNER), undefined);
     assert.deepEqual(await channel(PARTNER), live, 'kept offline');
@@ -468,6 +473,20 @@ forEachStore('GET and PATCH /helix/channels', (kind: StoreKind) => {
     assert.ok([200, 201].includes(res.statusCode), res.body);
     const s = await streamOf(PARTNER);
     assert.deepEqual([s.title, s.game_id, s.tags, s.language], ['From the admin API', GAMES.first, [], 'en']);
+    // A record's own rules: each label once; while live, a game (the stream holds it).
+    const record = { broadcaster_id: String(PARTNER), title: 'x', broadcaster_language: 'en' };
+    for (const [body, message] of [
+      [
+        { ...record, game_id: GAMES.first, content_classification_labels: ['Gambling', 'Gambling'] },
+        /^body: channel content_classification_labels: must not hold an item twice$/,
+      ],
+      [{ ...record, game_id: '' }, /^body: channel game_id: must name a game while the broadcaster is live/],
+    ] as const) {
+      const bad = await adminCall('PUT', `/admin/channels/${PARTNER}`, body);
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.match(bad.json().message, message);
+    }
+    assert.equal((await streamOf(PARTNER)).title, 'From the admin API', 'unchanged');
     const refused = await adminCall('DELETE', `/admin/channels/${PARTNER}`);
     assert.equal(refused.statusCode, 409);
     assert.match(refused.json().message, /is live/);

@@ -11,7 +11,7 @@ import { after, before, it } from 'node:test';
 import { CLIP_DELAY_MS } from '../../src/records/clip-jobs.ts';
 import { rfc3339 } from '../../src/wire/datetime.ts';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
-import { archiveOfLiveStream, liveWithoutArchive } from '../support/archive.ts';
+import { archiveOfLiveStream, liveWithoutArchive, offlineUser } from '../support/archive.ts';
 import { exportOf } from '../support/cli.ts';
 import type { StoreKind } from '../support/stores.ts';
 
@@ -90,14 +90,7 @@ forEachStore('POST /helix/clips', (kind: StoreKind) => {
     stream = await streamOf(demo);
     // A live channel whose stream records no archive video (one in ten of the demo data's).
     liveNoVod = await liveWithoutArchive(t, demo);
-    offline = (
-      await t.store.db
-        .selectFrom('users')
-        .select('id')
-        .where('id', 'not in', t.store.db.selectFrom('streams').select('user_id'))
-        .orderBy('id')
-        .executeTakeFirstOrThrow()
-    ).id;
+    offline = await offlineUser(t);
     reader = bearer(await t.appToken());
   });
   after(() => t.close());

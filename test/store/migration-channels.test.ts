@@ -5,10 +5,9 @@
 // store changes either way. On both stores.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { sql } from 'kysely';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
-import type { StoreKind } from '../support/stores.ts';
+import { type StoreKind, schemaObjects } from '../support/stores.ts';
 
 forEachStore('migration 019_channels', (kind: StoreKind) => {
   let t: TestApp;
@@ -19,17 +18,7 @@ forEachStore('migration 019_channels', (kind: StoreKind) => {
 
   it('fills a channel from each live stream, which GET /channels answers; down removes the table and its index', async () => {
     const db = t.store.db;
-    const objects = async () =>
-      kind === 'sqlite'
-        ? (
-            await sql<{ name: string }>`select name from sqlite_master
-              where name like 'channels%' order by name`.execute(db)
-          ).rows.map((r) => r.name)
-        : (
-            await sql<{ name: string }>`
-              select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-              where n.nspname = current_schema() and c.relname like 'channels%' order by 1`.execute(db)
-          ).rows.map((r) => r.name);
+    const objects = () => schemaObjects(kind, db, 'channels');
     const streams = await db
       .selectFrom('streams')
       .select(['user_id', 'title', 'game_id', 'language', 'tags'])

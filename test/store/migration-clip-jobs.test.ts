@@ -8,24 +8,14 @@ import { sql } from 'kysely';
 import { addClipJob, nextClipJobs, takeClipJob } from '../../src/store/clip-jobs.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { forEachStore } from '../support/apps.ts';
-import { type StoreKind, tempStore } from '../support/stores.ts';
+import { type StoreKind, schemaObjects, tempStore } from '../support/stores.ts';
 
 forEachStore('migration 020_clip_jobs', (kind: StoreKind) => {
   it('adds clip_jobs and clip_jobs_due, whose rows are read in the order they fall due, and goes down cleanly', async () => {
     const temp = await tempStore(kind);
     try {
       const db = temp.store.db;
-      const objects = async () =>
-        kind === 'sqlite'
-          ? (
-              await sql<{ name: string }>`select name from sqlite_master
-                where name like 'clip_jobs%' order by name`.execute(db)
-            ).rows.map((r) => r.name)
-          : (
-              await sql<{ name: string }>`
-                select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-                where n.nspname = current_schema() and c.relname like 'clip_jobs%' order by 1`.execute(db)
-            ).rows.map((r) => r.name);
+      const objects = () => schemaObjects(kind, db, 'clip_jobs');
       const tables = async () =>
         kind === 'sqlite'
           ? (

@@ -64,3 +64,16 @@ export async function liveWithoutArchive(t: TestApp, except?: number): Promise<n
   if (except !== undefined) q = q.where('user_id', '!=', except);
   return (await q.orderBy('user_id').executeTakeFirstOrThrow()).user_id;
 }
+
+/** The first user (by id) who is not live: the 404s of the writes that need a live channel. */
+export async function offlineUser(t: TestApp): Promise<number> {
+  const db = t.store.db;
+  return (
+    await db
+      .selectFrom('users')
+      .select('id')
+      .where('id', 'not in', db.selectFrom('streams').select('user_id'))
+      .orderBy('id')
+      .executeTakeFirstOrThrow()
+  ).id;
+}

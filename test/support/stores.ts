@@ -6,9 +6,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { openStore, type Store, type StoreOptions } from '../../src/store/db.ts';
 import { migrateOrThrow } from '../../src/store/migrate.ts';
+import type { Database } from '../../src/store/schema.ts';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -89,4 +91,24 @@ export async function tempStore(kind: StoreKind): Promise<TempStore> {
 export function cliDb(options: StoreOptions): string {
   if (!options.schema) return options.url;
   return `${options.url}?options=${encodeURIComponent(`-c search_path=${options.schema}`)}`;
+}
+
+/**
+ * The names of the store's tables, indexes and other objects that start with `prefix`, sorted: what
+ * a migration test sees a migration add and remove (SQLite's catalogue, or PostgreSQL's in the
+ * store's schema).
+ */
+export async function schemaObjects(
+  kind: StoreKind,
+  db: Kysely<Database>,
+  prefix: string,
+): Promise<string[]> {
+  const like = `${prefix}%`;
+  const q =
+    kind === 'sqlite'
+      ? sql<{ name: string }>`select name from sqlite_master where name like ${like} order by name`
+      : sql<{ name: string }>`
+          select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = current_schema() and c.relname like ${like} order by 1`;
+  return (await q.execute(db)).rows.map((r) => r.name);
 }
