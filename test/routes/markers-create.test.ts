@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ADMIN_TOKEN, bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
-import { liveWithoutArchive, } from '../support/archive.ts';
+import { liveWithoutArchive } from '../support/archive.ts';
 import { exportOf } from '../support/cli.ts';
 import type { StoreKind } from '../support/stores.ts';
 
