@@ -1,8 +1,9 @@
 // Live tokens kept in memory, so that an authorized request costs no store query. A revocation
-// still takes effect at once, on every process that shares the store: the copy is emptied whenever
-// the store's data may have changed, through this process or another (src/store/cache.ts). On
-// SQLite that is read from `PRAGMA data_version`, which moves whenever another connection commits
-// to the file, and from this process's own writes. PostgreSQL instances share no such number (a
+// still takes effect at once in the process that made it and within CHANGE_CHECK_MS (2 ms) in every
+// other process that shares the store: the copy is emptied whenever the store's data may have
+// changed (src/store/cache.ts). On SQLite that is read from this process's own writes and from
+// `PRAGMA data_version`, which moves whenever another connection commits to the file (looked at
+// at most every CHANGE_CHECK_MS: src/store/db.ts). PostgreSQL instances share no such number (a
 // NOTIFY would reach the others a moment after the revocation commits), so there nothing is kept
 // and every request looks its token up.
 //

@@ -99,7 +99,7 @@ export async function refreshToken(
 
 /**
  * Revokes the token (access or refresh token, RFC 7009) issued to `clientId`: its row goes, so the
- * access token and its refresh token stop working at once, on every instance. False when no such
+ * access token and its refresh token stop working at once here and on every other instance within CHANGE_CHECK_MS (docs/auth.md). False when no such
  * token of that client exists. One transaction: when it was the user's last live token of the
  * client (`now`, Unix seconds), the user's authorization of the client is gone
  * (docs/eventsub-design.md, section 1): `user.authorization.revoke` is recorded, and the client's

@@ -1,7 +1,8 @@
 // In-memory copies of rows that requests read again and again (tokens, user names), which never
-// outlive a change to the store. Every use reads `Store.changeEpoch()`, a number that moves whenever
-// the store's data may have changed, through this process or another; when it has moved, the copy
-// is emptied. A value read from the store is kept only if the number did not move while it was
+// outlive a change to the store: this process's own writes at once, another process's commits
+// within CHANGE_CHECK_MS (src/store/db.ts; the rule is docs/auth.md's). Every use reads
+// `Store.changeEpoch()`, a number that moves when the store's data may have changed; when it has
+// moved, the copy is emptied. A value read from the store is kept only if the number did not move while it was
 // being read. Where the store has no such number (PostgreSQL), nothing is kept.
 import type { Store } from './db.ts';
 

@@ -27,6 +27,7 @@
 // one SQL text for both stores.
 
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import { Kysely, type LogEvent, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
@@ -44,9 +45,10 @@ export interface Store {
   /** where the data lives, with any password masked; for logs and the start-up banner */
   readonly location: string;
   /**
-   * A number that moves whenever the store's data may have changed, through this process or
-   * another, read without I/O, so that in-process caches know to forget (src/store/cache.ts);
-   * undefined where no such number exists, and nothing may be cached.
+   * A number that moves whenever the store's data may have changed, so that in-process caches know
+   * to forget (src/store/cache.ts): at once for this process's own writes, and within
+   * CHANGE_CHECK_MS of another process's commit (on SQLite). Undefined where no such number
+   * exists, and nothing may be cached.
    */
   changeEpoch(): number | undefined;
   /**
@@ -118,6 +120,15 @@ export function openStore(opts: StoreOptions): Store {
  */
 const SERVE_CACHE_KIB = 64 * 1024;
 
+/**
+ * How long a commit by another process (a worker of --workers, another instance on the same file)
+ * may go unseen by this process's in-memory copies (tokens, user names): `PRAGMA data_version` is
+ * read at most this often. Reading it takes SQLite's read lock on the file, 2-3 µs, and every
+ * request used to read it three or four times, 9% of a page's CPU (docs/perf/2026-11-27-per-request.md).
+ * This process's own writes are counted as they run, never late. The rule is docs/auth.md's.
+ */
+export const CHANGE_CHECK_MS = 2;
+
 function openSqlite(file: string, queryTimeout = 5000): Store {
   const conn = new SQLite(file);
   // WAL lets readers run while a writer works; NORMAL is durable across process crashes in WAL mode.
@@ -140,19 +151,26 @@ function openSqlite(file: string, queryTimeout = 5000): Store {
   });
   const db = new Kysely<Database>({ dialect: new FastSqliteDialect(driver) });
   // data_version moves when another connection commits to the file, never for this connection's
-  // own writes, which the driver counts. The sum of the two counters moves when either does.
+  // own writes, which the driver counts. The sum of the two counters moves when either does. The
+  // other connections' commits are looked for at most every CHANGE_CHECK_MS: a commit made at
+  // time c is seen by every call from c + CHANGE_CHECK_MS on (the last look before it is that old).
   const dataVersion = conn.prepare('pragma data_version').pluck();
   let seenVersion = dataVersion.get();
+  let lookedAt = performance.now();
   let otherCommits = 0;
   return {
     db,
     dialect: 'sqlite',
     location: file,
     changeEpoch() {
-      const v = dataVersion.get();
-      if (v !== seenVersion) {
-        seenVersion = v;
-        otherCommits++;
+      const now = performance.now();
+      if (now - lookedAt >= CHANGE_CHECK_MS) {
+        lookedAt = now;
+        const v = dataVersion.get();
+        if (v !== seenVersion) {
+          seenVersion = v;
+          otherCommits++;
+        }
       }
       return otherCommits + driver.writes;
     },

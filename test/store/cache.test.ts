@@ -1,11 +1,13 @@
 // Tokens and user names are kept in memory once read (src/store/cache.ts). These rules say that
-// the copies never outlive the store's data: a revocation or a rename, here or through another
-// instance or connection on the same store, and an expiry, take effect on the very next request.
+// the copies never outlive the store's data: a revocation or a rename here, and an expiry, take
+// effect on the very next request; through another instance or connection on the same store, on
+// the first request CHANGE_CHECK_MS after it (src/store/db.ts; `changeSeen` waits that long).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/db.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { changeSeen } from '../support/stores.ts';
 
 forEachStore('in-memory copies of the store', (kind) => {
   let t: TestApp;
@@ -66,7 +68,7 @@ forEachStore('in-memory copies of the store', (kind) => {
     assert.equal((await call(token)).statusCode, 401);
   });
 
-  it('a token revoked through another instance on the same store fails here at once', async () => {
+  it('a token revoked through another instance on the same store fails here once the change is seen', async () => {
     const other = openStore(t.storeOptions);
     const second = await buildApp({
       config: t.config,
@@ -80,12 +82,16 @@ forEachStore('in-memory copies of the store', (kind) => {
       assert.equal((await call(m.access_token)).statusCode, 200);
       assert.equal((await call(m.access_token, second)).statusCode, 200);
       assert.equal((await revoke(second, m.access_token)).statusCode, 200);
+      // the instance that revoked it refuses it at once: its own write
+      assert.equal((await call(m.access_token, second)).statusCode, 401);
+      await changeSeen();
       assert.equal((await call(m.access_token)).statusCode, 401);
       // and the other way round
       const n = await mint();
       assert.equal((await call(n.access_token, second)).statusCode, 200);
       assert.equal((await call(n.access_token)).statusCode, 200);
       assert.equal((await revoke(t.app, n.access_token)).statusCode, 200);
+      await changeSeen();
       assert.equal((await call(n.access_token, second)).statusCode, 401);
     } finally {
       await second.close();
@@ -93,7 +99,7 @@ forEachStore('in-memory copies of the store', (kind) => {
     }
   });
 
-  it('a token whose row another process deletes fails here at once', async () => {
+  it('a token whose row another process deletes fails here once the change is seen', async () => {
     const token = await t.appToken();
     assert.equal((await call(token)).statusCode, 200);
     const other = openStore(t.storeOptions);
@@ -102,6 +108,7 @@ forEachStore('in-memory copies of the store', (kind) => {
     } finally {
       await other.close();
     }
+    await changeSeen();
     assert.equal((await call(token)).statusCode, 401);
   });
 
@@ -122,7 +129,7 @@ forEachStore('in-memory copies of the store', (kind) => {
       .where('id', '=', t.seed?.demoUserId as number)
       .execute();
 
-  it('a user renamed through another connection shows the new name on the next request', async () => {
+  it('a user renamed through another connection shows the new name once the change is seen', async () => {
     const token = await t.appToken();
     const before = await clipNames(token);
     assert.notEqual(before.broadcaster_name, 'RenamedElsewhere');
@@ -133,6 +140,7 @@ forEachStore('in-memory copies of the store', (kind) => {
     } finally {
       await other.close();
     }
+    await changeSeen();
     assert.equal((await clipNames(token)).broadcaster_name, 'RenamedElsewhere');
   });
 
@@ -142,7 +150,7 @@ forEachStore('in-memory copies of the store', (kind) => {
     await rename(t.store.db, 'RenamedHere');
     assert.equal((await clipNames(token)).broadcaster_name, 'RenamedHere');
   });
-  it('a user who does not exist yet is named as soon as another connection creates them', async () => {
+  it('a user who does not exist yet is named once the change that creates them elsewhere is seen', async () => {
     // Nothing ties a clip's broadcaster to a user row; the name is "" until the user exists. The
     // copy keeps "no such user" too, and must forget it like any other entry.
     const ghost = 990_000_001;
@@ -189,6 +197,7 @@ forEachStore('in-memory copies of the store', (kind) => {
     } finally {
       await other.close();
     }
+    await changeSeen();
     assert.deepEqual(await names(), ['ArrivedLater', 'ArrivedLater']);
   });
 });

@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
-import { openStore, type Store, type StoreOptions } from '../../src/store/db.ts';
+import { CHANGE_CHECK_MS, openStore, type Store, type StoreOptions } from '../../src/store/db.ts';
 import { migrateOrThrow } from '../../src/store/migrate.ts';
 import type { Database } from '../../src/store/schema.ts';
 
@@ -41,6 +42,17 @@ export const STORE_KINDS: { kind: StoreKind; skip: string | false }[] = [
   { kind: 'sqlite', skip: false },
   { kind: 'postgres', skip: pgProblem ? `PostgreSQL unreachable: ${pgProblem}` : false },
 ];
+
+/**
+ * Waits until every process on a store has seen a commit made before the call: on SQLite another
+ * process's commit reaches this one's in-memory copies (tokens, user names) within CHANGE_CHECK_MS
+ * (src/store/db.ts, docs/auth.md). Timed on the monotonic clock: a timer may fire early by the
+ * event loop's cached time.
+ */
+export async function changeSeen(): Promise<void> {
+  const until = performance.now() + CHANGE_CHECK_MS;
+  while (performance.now() < until) await new Promise((r) => setTimeout(r, 1));
+}
 
 export interface TempStore {
   store: Store;
