@@ -118,19 +118,21 @@ export async function runTimed(
 /**
  * `helixd serve --workers n` on `db`, ready once the primary says every worker serves; `extra`: more
  * flags of `serve` (such as `--admin-token`); `nodeFlags`: flags of node itself (such as
- * `--inspect`). `output()`: the last 20,000 characters it printed.
+ * `--inspect`). `output()`: the last 20,000 characters it printed. `bin`: the program of another
+ * checkout (bench/compare.ts), this one's by default.
  */
 export async function startHelixd(
   db: string,
   workers: number,
   extra: string[] = [],
   nodeFlags: string[] = [],
+  bin = BIN,
 ): Promise<{ child: ChildProcess; base: string; output: () => string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
-    [...nodeFlags, BIN, 'serve', '--db', db, '--port', String(port), '--workers', String(workers)].concat([
+    [...nodeFlags, bin, 'serve', '--db', db, '--port', String(port), '--workers', String(workers)].concat([
       '--log-level',
       'warn',
       '--rate-limit',
@@ -140,7 +142,7 @@ export async function startHelixd(
       '0',
       ...extra,
     ]),
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: resolve(dirname(bin), '..'), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
   const keep = (d: Buffer) => {
