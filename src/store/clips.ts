@@ -1,5 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { ClipRow, Database } from './schema.ts';
 
 /** The selectors of a paged /clips query (docs/api.md, GET /clips): one broadcaster or one game. */
@@ -21,27 +21,53 @@ export interface ClipQuery extends ClipFilters {
 /** The order of /clips by broadcaster or game: most viewed first; ties by id, higher first. */
 export const CLIPS_ORDER = ['view_count', 'id'] as const;
 
-function withFilters<O>(
-  q: SelectQueryBuilder<Database, 'clips', O>,
-  f: ClipFilters,
-): SelectQueryBuilder<Database, 'clips', O> {
-  let r = q;
-  if (f.isFeatured !== undefined) r = r.where('is_featured', '=', f.isFeatured ? 1 : 0);
-  if (f.period) r = r.where('created_at', '>=', f.period.from).where('created_at', '<', f.period.to);
-  return r;
+/** The filters' values as the SQL binds them (a shaped query's values: src/store/page.ts shapedPage). */
+interface FilterValues extends ShapeValues {
+  featured: number | undefined;
+  from: number | undefined;
+  to: number | undefined;
 }
 
-function clipsWhere(db: Kysely<Database>, q: ClipQuery) {
-  return withFilters(db.selectFrom('clips').selectAll().where(q.selector, '=', q.value), q);
+const filterValues = (f: ClipFilters): FilterValues => ({
+  featured: f.isFeatured === undefined ? undefined : f.isFeatured ? 1 : 0,
+  from: f.period?.from,
+  to: f.period?.to,
+});
+
+/** `q` with the filters of `v` that are defined; each value is put in as it is (it may be a slot). */
+function withFilters<O>(
+  q: SelectQueryBuilder<Database, 'clips', O>,
+  v: ShapeValues,
+): SelectQueryBuilder<Database, 'clips', O> {
+  let r = q;
+  if (v.featured !== undefined) r = r.where('is_featured', '=', v.featured as number);
+  if (v.from !== undefined && v.to !== undefined)
+    r = r.where('created_at', '>=', v.from as number).where('created_at', '<', v.to as number);
+  return r;
 }
 
 /**
  * One page of clips (migration 003: with `is_featured` the index
  * (selector, is_featured, view_count, id, created_at), else (selector, view_count, id, created_at);
- * a period is checked on the index entries).
+ * a period is checked on the index entries). Built once per shape (src/store/page.ts shapedPage).
  */
 export function clipsPage(db: Kysely<Database>, q: ClipQuery, page: PageQuery): Promise<Page<ClipRow>> {
-  return keysetPage(clipsWhere(db, q), CLIPS_ORDER, 'desc', page);
+  return shapedPage(
+    db,
+    `clips by ${q.selector}`,
+    { value: q.value, ...filterValues(q) },
+    (v) =>
+      withFilters(
+        db
+          .selectFrom('clips')
+          .selectAll()
+          .where(q.selector, '=', v.value as number),
+        v,
+      ),
+    CLIPS_ORDER,
+    'desc',
+    page,
+  );
 }
 
 /** Clips by id (primary key), in the order of `ids`; duplicates and unknown ids are left out. */
@@ -52,7 +78,10 @@ export async function clipsByIds(
 ): Promise<ClipRow[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  const rows = await withFilters(db.selectFrom('clips').selectAll().where('id', 'in', unique), f).execute();
+  const rows = await withFilters(
+    db.selectFrom('clips').selectAll().where('id', 'in', unique),
+    filterValues(f),
+  ).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return unique.flatMap((id) => byId.get(id) ?? []);
 }

@@ -8,7 +8,8 @@
 // An ordering is described once, by its column list: the same list writes the ORDER BY, the
 // comparison with a cursor's key, and the keys of the page's first and last rows that the next
 // cursor carries, so the three cannot drift apart.
-import { type SelectQueryBuilder, sql } from 'kysely';
+import { type CompiledQuery, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import type { Database } from './schema.ts';
 
 /** A row's position in an ordering: its sort value(s) and then its id (what a cursor carries). */
 export type Key = readonly (string | number)[];
@@ -130,9 +131,20 @@ export async function keysetPage<DB, TB extends keyof DB, R>(
   const after = unpinned(page.after, pinned);
   const before = unpinned(page.before, pinned);
   const rows = await keysetQuery(query, columns, direction, { first: page.first, after, before }).execute();
-  const hasMore = rows.length > page.first;
+  return pageOf(rows, page.first, before !== undefined, columns, pinned);
+}
+
+/** The page of `rows` fetched for it (one more than `first` when more follow; reversed when `backward`). */
+function pageOf<R>(
+  rows: R[],
+  first: number,
+  backward: boolean,
+  columns: readonly string[],
+  pinned: Key,
+): Page<R> {
+  const hasMore = rows.length > first;
   if (hasMore) rows.pop();
-  if (before !== undefined) rows.reverse();
+  if (backward) rows.reverse();
   const firstRow = rows[0];
   const lastRow = rows[rows.length - 1];
   if (firstRow === undefined || lastRow === undefined) return { rows, hasMore };
@@ -142,4 +154,84 @@ export async function keysetPage<DB, TB extends keyof DB, R>(
     hasMore,
     ends: { first: keyOf(firstRow, pinned, fields), last: keyOf(lastRow, pinned, fields) },
   };
+}
+
+// ---- pages of queries built once per shape --------------------------------------------------------
+//
+// Kysely builds a query as a tree of frozen nodes and compiles the tree to SQL on every call: 15-30 µs
+// of a page's request (docs/perf/2026-11-27-per-request.md). `shapedPage` builds and compiles a
+// listing's page query once per shape and binds each call's values into the kept SQL. A query's
+// values are handed to its builder as slots (stand-ins that Kysely carries into the compiled
+// parameters untouched), so the kept SQL says where each value goes.
+
+/** Where a value of a shaped query goes among the compiled parameters. */
+class Slot {
+  constructor(readonly index: number) {}
+}
+
+interface Shape {
+  compiled: CompiledQuery;
+  /** per compiled parameter: the index of the value it takes (the values, then the cursor's key), or -1 */
+  slots: number[];
+}
+
+/** Kept shapes, per SQL dialect (the adapter's class); cleared when full. */
+const shapes = new WeakMap<object, Map<string, Shape>>();
+const MAX_SHAPES = 2000;
+
+/** The values a shaped query binds, by name; an undefined value is a part the query leaves out. */
+export type ShapeValues = Record<string, string | number | undefined>;
+
+/**
+ * `keysetPage` of the query `build` makes, built and compiled once per shape and kept: the shape is
+ * `name`, which of `values` are defined, `first` and the cursor's direction; each call binds
+ * `values` and the cursor's key into the kept SQL. `build` gets a slot in place of each defined value
+ * and must put it into the query as it is: it may test whether a value is defined (that is in the
+ * shape), never compute with it or compare it, since a slot is not the value and what it computed
+ * would be kept with the SQL. Everything else the SQL's text depends on goes in `name`.
+ *
+ * Through a Kysely with plugins (the plan tests and the bench record queries with one), the query
+ * is built for every call, as `keysetPage` does, so that they see it.
+ */
+export async function shapedPage<R>(
+  db: Kysely<Database>,
+  name: string,
+  values: ShapeValues,
+  // biome-ignore lint/suspicious/noExplicitAny: the builder's tables are the caller's
+  build: (slots: ShapeValues) => SelectQueryBuilder<Database, any, R>,
+  columns: readonly string[],
+  direction: Direction,
+  page: PageQuery,
+  pinned: Key = [],
+): Promise<Page<R>> {
+  const executor = db.getExecutor();
+  if (executor.plugins.length > 0) return keysetPage(build(values), columns, direction, page, pinned);
+  const after = unpinned(page.after, pinned);
+  const before = unpinned(page.before, pinned);
+  const key = before ?? after;
+  const names = Object.keys(values).filter((k) => values[k] !== undefined);
+  const id = `${name}|${names.join(',')}|${page.first}|${before ? 'before' : after ? 'after' : ''}`;
+  let kept = shapes.get(executor.adapter.constructor);
+  if (kept === undefined) {
+    kept = new Map();
+    shapes.set(executor.adapter.constructor, kept);
+  }
+  let shape = kept.get(id);
+  if (shape === undefined) {
+    const slots: ShapeValues = {};
+    for (const [i, n] of names.entries()) slots[n] = new Slot(i) as unknown as number;
+    const keySlots = key?.map((_, i) => new Slot(names.length + i) as unknown as number);
+    const compiled = keysetQuery(build(slots), columns, direction, {
+      first: page.first,
+      ...(before ? { before: keySlots } : after ? { after: keySlots } : {}),
+    }).compile();
+    shape = { compiled, slots: compiled.parameters.map((p) => (p instanceof Slot ? p.index : -1)) };
+    if (kept.size >= MAX_SHAPES) kept.clear();
+    kept.set(id, shape);
+  }
+  const bound = [...names.map((n) => values[n]), ...(key ?? [])];
+  const { compiled, slots } = shape;
+  const parameters = slots.map((i, at) => (i < 0 ? compiled.parameters[at] : bound[i]));
+  const { rows } = await executor.executeQuery<R>({ ...compiled, parameters });
+  return pageOf(rows as R[], page.first, before !== undefined, columns, pinned);
 }
