@@ -1,5 +1,5 @@
 import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
 
 /** The selectors of a paged /videos query (docs/api.md, GET /videos): one owner or one game. */
@@ -32,15 +32,20 @@ export interface VideoQuery {
   since?: number;
 }
 
-function videosWhere(db: Kysely<Database>, q: VideoQuery) {
+/**
+ * The videos of `q`'s selector with the filters of `v` that are defined; each value of `v` is put in
+ * as it is (it may be a slot: src/store/page.ts shapedPage).
+ */
+function videosWhere(db: Kysely<Database>, q: Pick<VideoQuery, 'selector' | 'sort'>, v: ShapeValues) {
   let r = (db as unknown as Kysely<VideoDatabase>)
     .selectFrom('videos')
     .selectAll()
-    .where(q.selector, '=', q.value);
+    .where(q.selector, '=', v.value as number);
   // Spec 4.3 rule 1: the filters combine with AND.
-  if (q.language !== undefined) r = r.where('language', '=', q.language);
-  if (q.type !== undefined) r = r.where('type', '=', q.type);
-  if (q.since !== undefined) {
+  if (v.language !== undefined) r = r.where('language', '=', v.language as string);
+  if (v.type !== undefined) r = r.where('type', '=', v.type as VideoType);
+  const since = v.since as number | undefined;
+  if (since !== undefined) {
     // Under another order than time, SQLite (which plans without row statistics) would take the
     // period as a range of the time index and sort all of the period's videos for every page; the
     // unary plus keeps the period a check on the entries of the ordering's own index.
@@ -49,18 +54,27 @@ function videosWhere(db: Kysely<Database>, q: VideoQuery) {
     // then two bounds of one index range, and a deep page starts at the cursor instead of reading
     // the period from its newest end.
     const steer = q.sort !== 'time' && db.getExecutor().adapter instanceof SqliteAdapter;
-    if (q.sort === 'time') r = r.where(sql<boolean>`(created_at, id) >= (${q.since}, 0)`);
-    else r = steer ? r.where(sql<number>`+created_at`, '>=', q.since) : r.where('created_at', '>=', q.since);
+    if (q.sort === 'time') r = r.where(sql<boolean>`(created_at, id) >= (${since}, 0)`);
+    else r = steer ? r.where(sql<number>`+created_at`, '>=', since) : r.where('created_at', '>=', since);
   }
   return r;
 }
 
 /**
  * One page of videos: an index range scan of (selector, sort column, id, type, language
- * [, created_at]) (migration 003), the filters checked on the index entries.
+ * [, created_at]) (migration 003), the filters checked on the index entries. Built once per shape
+ * (src/store/page.ts shapedPage).
  */
 export function videosPage(db: Kysely<Database>, q: VideoQuery, page: PageQuery): Promise<Page<VideoRow>> {
-  return keysetPage(videosWhere(db, q), videoOrder(q.sort), 'desc', page);
+  return shapedPage(
+    db,
+    `videos by ${q.selector}, ${q.sort}`,
+    { value: q.value, language: q.language, type: q.type, since: q.since },
+    (v) => videosWhere(db, q, v),
+    videoOrder(q.sort),
+    'desc',
+    page,
+  );
 }
 
 /** Videos by id (primary key), in the order of `ids`; duplicates and unknown ids are left out. */
