@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import { hasRow, keysetPage, type Page, type PageQuery, rowLimit } from './page.ts';
+import { hasRow, type Page, type PageQuery, rowLimit, shapedPage } from './page.ts';
 import type { Database, MarkerRow } from './schema.ts';
 
 /**
  * The order of /streams/markers: newest first, ties by marker id, higher first. A cursor's key
- * leads with the video and the creator (pinned by equalities: keysetPage), so that it names the
+ * leads with the video and the creator (pinned by equalities: src/store/page.ts keysetPage), so that it names the
  * video it walks (a `user_id` query keeps walking the video it started on when the user's most
  * recent video changes).
  */
@@ -53,12 +53,21 @@ export function markersPage(
   creatorId: number,
   page: PageQuery,
 ): Promise<Page<MarkerRow>> {
-  const q = db
-    .selectFrom('markers')
-    .selectAll()
-    .where('video_id', '=', videoId)
-    .where('creator_id', '=', creatorId);
-  return keysetPage(q, MARKERS_ORDER, 'desc', page, [videoId, creatorId]);
+  return shapedPage(
+    db,
+    'markers',
+    { video: videoId, creator: creatorId },
+    (v) =>
+      db
+        .selectFrom('markers')
+        .selectAll()
+        .where('video_id', '=', v.video as number)
+        .where('creator_id', '=', v.creator as number),
+    MARKERS_ORDER,
+    'desc',
+    page,
+    [videoId, creatorId],
+  );
 }
 
 export async function userExists(db: Kysely<Database>, userId: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { type Kysely, type SelectQueryBuilder, SqliteAdapter, sql } from 'kysely';
 import type { Dialect } from './db.ts';
 import { fillTotals } from './migrations/004_subscription_totals.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, shapedPage } from './page.ts';
 import type { Database, SubscriptionRow, Tier } from './schema.ts';
 
 /** Subscription points per tier (docs/api.md: Tier 1 = 1, Tier 2 = 2, Tier 3 = 6); migration 004 sums them. */
@@ -65,7 +65,15 @@ export function subscriptionsPage(
   page: PageQuery,
   names = false,
 ): Promise<Page<ListedSubscription>> {
-  return keysetPage(ofBroadcaster(db, broadcasterId, names), SUBSCRIPTIONS_ORDER, 'desc', page);
+  return shapedPage(
+    db,
+    `subscriptions${names ? ' with names' : ''}`,
+    { broadcaster: broadcasterId },
+    (v) => ofBroadcaster(db, v.broadcaster as number, names),
+    SUBSCRIPTIONS_ORDER,
+    'desc',
+    page,
+  );
 }
 
 /**
