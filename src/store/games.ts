@@ -8,7 +8,7 @@ import {
   movedKeysetPage,
   unmovedSince,
 } from './moves.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, shapedPage } from './page.ts';
 import type { Database, GameRow } from './schema.ts';
 
 /** The order of /games/top: current viewers, most first; ties by id, higher first. */
@@ -53,7 +53,16 @@ function movedTopGames(db: Kysely<Database>, epoch: number) {
  */
 export async function topGames(db: Kysely<Database>, page: PageQuery): Promise<Page<GameRow>> {
   if (page.after === undefined && page.before === undefined) {
-    const first = await keysetPage(currentTopGames(db, page), TOP_GAMES_ORDER, 'desc', page);
+    // It binds no value: built once per `first` (src/store/page.ts shapedPage).
+    const first = await shapedPage(
+      db,
+      'top games, first page',
+      {},
+      () => currentTopGames(db, page),
+      TOP_GAMES_ORDER,
+      'desc',
+      page,
+    );
     return { ...first, epoch: epochOfRows(first.rows) };
   }
   return movedKeysetPage(

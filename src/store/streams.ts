@@ -7,7 +7,7 @@ import {
   pageInHand,
   unmovedSince,
 } from './moves.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
 /** The order of /streams (the order of /games/top's sums): current viewers, most first; ties by id, higher first. */
@@ -161,7 +161,25 @@ export async function streamsPage(
     if (follows.length <= FOLLOWS_IN_HAND) return followedPage(db, f, follows, page);
   }
   if (page.after === undefined && page.before === undefined) {
-    const first = await keysetPage(currentStreams(db, f, page), STREAMS_ORDER, 'desc', page);
+    // Built once per shape (src/store/page.ts shapedPage): each list's values are slots of their
+    // own, so a list's length is part of the shape.
+    const values: ShapeValues = { followedBy: f.followedBy };
+    for (const [key] of FILTERS) for (const [i, v] of (f[key] ?? []).entries()) values[`${key}.${i}`] = v;
+    const slotted = (v: ShapeValues): StreamFilters => {
+      const out: { -readonly [K in keyof StreamFilters]: StreamFilters[K] } = {};
+      for (const [key] of FILTERS) out[key] = f[key]?.map((_, i) => v[`${key}.${i}`]) as never;
+      if (v.followedBy !== undefined) out.followedBy = v.followedBy as number;
+      return out;
+    };
+    const first = await shapedPage(
+      db,
+      'streams, first page',
+      values,
+      (v) => currentStreams(db, slotted(v), page),
+      STREAMS_ORDER,
+      'desc',
+      page,
+    );
     return { ...first, epoch: epochOfRows(first.rows) };
   }
   return movedKeysetPage(
