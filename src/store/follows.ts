@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { Database, FollowRow } from './schema.ts';
 
 /** A follow with both users' login and display name, as /users/follows lists it. */
@@ -28,12 +28,17 @@ export type FollowSelector = { from: number; to?: number } | { from?: number; to
 const BY_FROM_ORDER = ['follows.followed_at', 'follows.to_id'] as const;
 const BY_TO_ORDER = ['follows.followed_at', 'follows.from_id'] as const;
 
+/** The follows of `sel`; its values are put in as they are (they may be slots: src/store/page.ts shapedPage). */
 function whereSelector(db: Kysely<Database>, sel: FollowSelector) {
   let q = db.selectFrom('follows');
   if (sel.from !== undefined) q = q.where('follows.from_id', '=', sel.from);
   if (sel.to !== undefined) q = q.where('follows.to_id', '=', sel.to);
   return q;
 }
+
+/** `sel` as a shaped query's values, and back (src/store/page.ts shapedPage). */
+const selectorValues = (sel: FollowSelector): ShapeValues => ({ from: sel.from, to: sel.to });
+const selectorOf = (v: ShapeValues) => ({ from: v.from, to: v.to }) as FollowSelector;
 
 /**
  * One page of follows. A follow whose user row is missing is not listed (the users table is the
@@ -45,19 +50,21 @@ export function followsPage(
   sel: FollowSelector,
   page: PageQuery,
 ): Promise<Page<FollowListRow>> {
-  const q = whereSelector(db, sel)
-    .innerJoin('users as fu', 'fu.id', 'follows.from_id')
-    .innerJoin('users as tu', 'tu.id', 'follows.to_id')
-    .select([
-      'follows.from_id',
-      'follows.to_id',
-      'follows.followed_at',
-      'fu.login as from_login',
-      'fu.display_name as from_name',
-      'tu.login as to_login',
-      'tu.display_name as to_name',
-    ]);
-  return keysetPage(q, sel.from !== undefined ? BY_FROM_ORDER : BY_TO_ORDER, 'desc', page);
+  const q = (v: ShapeValues) =>
+    whereSelector(db, selectorOf(v))
+      .innerJoin('users as fu', 'fu.id', 'follows.from_id')
+      .innerJoin('users as tu', 'tu.id', 'follows.to_id')
+      .select([
+        'follows.from_id',
+        'follows.to_id',
+        'follows.followed_at',
+        'fu.login as from_login',
+        'fu.display_name as from_name',
+        'tu.login as to_login',
+        'tu.display_name as to_name',
+      ]);
+  const order = sel.from !== undefined ? BY_FROM_ORDER : BY_TO_ORDER;
+  return shapedPage(db, 'follows', selectorValues(sel), q, order, 'desc', page);
 }
 
 /** `total` of /users/follows: follows of `from`, followers of `to`, or 1/0 for the pair. */
@@ -90,9 +97,16 @@ export function oneSidedPage(
   sel: { to: number } | { from: number },
   page: PageQuery,
 ): Promise<Page<NamedFollowRow>> {
-  return 'to' in sel
-    ? keysetPage(withNamesOf(db, sel, 'from'), BY_TO_ORDER, 'desc', page)
-    : keysetPage(withNamesOf(db, sel, 'to'), BY_FROM_ORDER, 'desc', page);
+  const show = 'to' in sel ? 'from' : 'to';
+  return shapedPage(
+    db,
+    `follows showing ${show}`,
+    selectorValues(sel),
+    (v) => withNamesOf(db, selectorOf(v), show),
+    'to' in sel ? BY_TO_ORDER : BY_FROM_ORDER,
+    'desc',
+    page,
+  );
 }
 
 /** Whether `from` follows `to`, with the names of the user on side `show`: one primary-key probe. */

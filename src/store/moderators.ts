@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { hasRow, keysetPage, type Page, type PageQuery } from './page.ts';
+import { hasRow, type Page, type PageQuery, shapedPage } from './page.ts';
 import type { Database } from './schema.ts';
 
 /** Whether `userId` moderates the channel of `broadcasterId`: one primary-key probe of `moderators`. */
@@ -44,7 +44,15 @@ export function moderatorsPage(
   broadcasterId: number,
   page: PageQuery,
 ): Promise<Page<NamedModeratorRow>> {
-  return keysetPage(withNames(db, broadcasterId), MODERATORS_ORDER, 'asc', page);
+  return shapedPage(
+    db,
+    'moderators',
+    { broadcaster: broadcasterId },
+    (v) => withNames(db, v.broadcaster as number),
+    MODERATORS_ORDER,
+    'asc',
+    page,
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, shapedPage } from './page.ts';
 import type { Database, TagRow } from './schema.ts';
 
 // Tags are listed by id, the lowercase UUID text. Every id has its dashes at the same places, so
@@ -8,7 +8,7 @@ const TAGS_ORDER = ['id'] as const;
 
 /** All platform tags, one page (primary-key range scan). */
 export function allTags(db: Kysely<Database>, page: PageQuery): Promise<Page<TagRow>> {
-  return keysetPage(db.selectFrom('tags').selectAll(), TAGS_ORDER, 'asc', page);
+  return shapedPage(db, 'tags', {}, () => db.selectFrom('tags').selectAll(), TAGS_ORDER, 'asc', page);
 }
 
 /** The tags with these ids, in the order the ids are given; duplicates and unknown ids are dropped. */

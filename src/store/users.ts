@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { StoreCache } from './cache.ts';
 import type { Store } from './db.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, shapedPage } from './page.ts';
 import type { Database, UserRow } from './schema.ts';
 
 /** What a listing shows of the users behind its rows. */
@@ -99,7 +99,7 @@ export async function usersByIdsOrLogins(
 
 /** All users by id, ascending (the primary key's order): the consent page and /units/users. */
 export function usersById(db: Kysely<Database>, page: PageQuery): Promise<Page<UserRow>> {
-  return keysetPage(db.selectFrom('users').selectAll(), ['id'], 'asc', page);
+  return shapedPage(db, 'users by id', {}, () => db.selectFrom('users').selectAll(), ['id'], 'asc', page);
 }
 
 export async function countUsers(db: Kysely<Database>): Promise<number> {
