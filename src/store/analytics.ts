@@ -4,7 +4,7 @@
 // serves both, picked by a table description.
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { parseNumericId } from '../wire/ids.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, shapedPage } from './page.ts';
 import type { Database, ExtensionDayRow, GameDayRow } from './schema.ts';
 
 /** The kinds of analytics report: one per kind of subject a user can own. */
@@ -100,9 +100,22 @@ export async function ownedReportSubjects(
   page: PageQuery,
 ): Promise<Page<ReportSubjectRow>> {
   const t = TABLES[kind];
-  const q = subjects(db, kind, f.today, f.yesterday).where(`${t.subject}.owner_id`, '=', f.ownerId);
-  // By id, ascending (index games_owner / extensions_owner: (owner_id, id)).
-  return keysetPage(q, [`${t.subject}.id`], 'asc', page) as Promise<Page<ReportSubjectRow>>;
+  // By id, ascending (index games_owner / extensions_owner: (owner_id, id)); built once per shape
+  // (src/store/page.ts shapedPage).
+  return shapedPage(
+    db,
+    `report subjects, ${kind}`,
+    { today: f.today, yesterday: f.yesterday, owner: f.ownerId },
+    (v) =>
+      subjects(db, kind, v.today as string, v.yesterday as string).where(
+        `${t.subject}.owner_id`,
+        '=',
+        v.owner as number,
+      ),
+    [`${t.subject}.id`],
+    'asc',
+    page,
+  ) as Promise<Page<ReportSubjectRow>>;
 }
 
 export type ReportDayRow<K extends ReportKind> = K extends 'games' ? GameDayRow : ExtensionDayRow;

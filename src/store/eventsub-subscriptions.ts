@@ -5,7 +5,7 @@
 import type { ExpressionBuilder, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import type { Dialect, Store } from './db.ts';
 import { eventsCommitted, type NewEvent, recordEvents } from './events.ts';
-import { keysetPage, type Page, type PageQuery } from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { Database, EventsubSessionsTable, EventsubSubscriptionsTable } from './schema.ts';
 import { queueMessage } from './webhook-deliveries.ts';
 
@@ -44,30 +44,38 @@ export type SubscriptionFilter =
  */
 const namesUser = (userId: number) => `%user_id":"${userId}"%`;
 
-function ownedBy(db: Kysely<Database>, owner: SubscriptionOwner) {
+/**
+ * The owner and the filter as the SQL binds them: a shaped query's values (src/store/page.ts
+ * shapedPage); the user filter as its LIKE pattern.
+ */
+function filterValues(owner: SubscriptionOwner, filter: SubscriptionFilter): ShapeValues {
+  return {
+    client: owner.clientId,
+    method: owner.method,
+    user: owner.method === 'websocket' ? owner.userId : undefined,
+    status: filter?.kind === 'status' ? filter.value : undefined,
+    type: filter?.kind === 'type' ? filter.value : undefined,
+    id: filter?.kind === 'subscription_id' ? filter.value : undefined,
+    condition: filter?.kind === 'user_id' ? namesUser(filter.value) : undefined,
+  };
+}
+
+/** The subscriptions of the owner and filter of `v`; its values are put in as they are (they may be slots). */
+function filteredBy(db: Kysely<Database>, v: ShapeValues) {
   let q = db
     .selectFrom('eventsub_subscriptions')
-    .where('client_id', '=', owner.clientId)
-    .where('method', '=', owner.method);
-  if (owner.method === 'websocket') q = q.where('auth_user_id', '=', owner.userId);
+    .where('client_id', '=', v.client as string)
+    .where('method', '=', v.method as SubscriptionOwner['method']);
+  if (v.user !== undefined) q = q.where('auth_user_id', '=', v.user as number);
+  if (v.status !== undefined) q = q.where('status', '=', v.status as string);
+  if (v.type !== undefined) q = q.where('type', '=', v.type as string);
+  if (v.id !== undefined) q = q.where('id', '=', v.id as string);
+  if (v.condition !== undefined) q = q.where('condition', 'like', v.condition as string);
   return q;
 }
 
-function filtered(db: Kysely<Database>, owner: SubscriptionOwner, filter: SubscriptionFilter) {
-  const q = ownedBy(db, owner);
-  switch (filter?.kind) {
-    case undefined:
-      return q;
-    case 'status':
-      return q.where('status', '=', filter.value);
-    case 'type':
-      return q.where('type', '=', filter.value);
-    case 'subscription_id':
-      return q.where('id', '=', filter.value);
-    case 'user_id':
-      return q.where('condition', 'like', namesUser(filter.value));
-  }
-}
+const filtered = (db: Kysely<Database>, owner: SubscriptionOwner, filter: SubscriptionFilter) =>
+  filteredBy(db, filterValues(owner, filter));
 
 /** One page of the owner's subscriptions (disabled ones included), oldest first. */
 export function subscriptionsPage(
@@ -76,7 +84,15 @@ export function subscriptionsPage(
   filter: SubscriptionFilter,
   page: PageQuery,
 ): Promise<Page<EventsubSubscriptionRow>> {
-  return keysetPage(filtered(db, owner, filter).selectAll(), EVENTSUB_SUBSCRIPTIONS_ORDER, 'asc', page);
+  return shapedPage(
+    db,
+    'eventsub subscriptions',
+    filterValues(owner, filter),
+    (v) => filteredBy(db, v).selectAll(),
+    EVENTSUB_SUBSCRIPTIONS_ORDER,
+    'asc',
+    page,
+  );
 }
 
 /** How many of the owner's subscriptions pass `filter`, disabled ones included. */
@@ -96,7 +112,7 @@ export async function liveCost(
   db: Kysely<Database>,
   owner: SubscriptionOwner,
 ): Promise<{ count: number; cost: number }> {
-  const row = await ownedBy(db, owner)
+  const row = await filtered(db, owner, undefined)
     .where('status', 'in', LIVE_STATUSES)
     .select((eb) => [eb.fn.countAll().as('n'), eb.fn.sum('cost').as('cost')])
     .executeTakeFirst();
