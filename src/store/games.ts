@@ -66,9 +66,17 @@ export async function topGames(db: Kysely<Database>, page: PageQuery): Promise<P
     return { ...first, epoch: epochOfRows(first.rows) };
   }
   return movedKeysetPage(
+    db,
     {
-      unmoved: currentTopGames(db, page) as unknown as SelectQueryBuilder<Database, never, GameRow>,
-      moved: () => movedTopGames(db, page.epoch ?? 0),
+      name: 'top games',
+      values: { epoch: page.epoch ?? 0 },
+      unmoved: (v) =>
+        currentTopGames(db, { ...page, epoch: v.epoch as number }) as unknown as SelectQueryBuilder<
+          Database,
+          never,
+          GameRow
+        >,
+      moved: (v) => movedTopGames(db, v.epoch as number),
       unmovedColumns: TOP_GAMES_ORDER,
       movedColumns: MOVED_GAMES_ORDER,
       fields: ['viewer_count', 'id'],

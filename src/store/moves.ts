@@ -26,7 +26,14 @@
 // A cursor carries E (src/http/cursor.ts); E = 0 (no move logged yet) is left out of it.
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Dialect } from './db.ts';
-import { type Direction, type Key, keysetQuery, type Page, type PageQuery } from './page.ts';
+import {
+  type Direction,
+  type Key,
+  type Page,
+  type PageQuery,
+  type ShapeValues,
+  shapedKeysetRows,
+} from './page.ts';
 import type { Database } from './schema.ts';
 
 export type MovesTable = 'stream_moves' | 'game_moves';
@@ -90,10 +97,13 @@ function compareKeys(a: Key, b: Key, descending: boolean): number {
 }
 
 export interface MovedWalk<R> {
+  /** the listing's name and the values its statements bind (src/store/page.ts shapedRows) */
+  name: string;
+  values: ShapeValues;
   /** the rows not moved since the epoch, at their values, each with epochColumn (statement 1) */
-  unmoved: SelectQueryBuilder<Database, never, R>;
-  /** the rows moved since the epoch, at their values as of it (statement 2), made only when needed */
-  moved: () => SelectQueryBuilder<Database, never, R>;
+  unmoved: (slots: ShapeValues) => SelectQueryBuilder<Database, never, R>;
+  /** the rows moved since the epoch, at their values as of it (statement 2), run only when needed */
+  moved: (slots: ShapeValues) => SelectQueryBuilder<Database, never, R>;
   /** each statement's ordering columns (its sort columns, then the id) */
   unmovedColumns: readonly string[];
   movedColumns: readonly string[];
@@ -103,18 +113,22 @@ export interface MovedWalk<R> {
 
 /** One page of a walk of epoch `page.epoch` (a page after or before a cursor; see the top). */
 export async function movedKeysetPage<R>(
+  db: Kysely<Database>,
   walk: MovedWalk<R>,
   direction: Direction,
   page: PageQuery,
 ): Promise<Page<R>> {
-  const unmoved = await keysetQuery(walk.unmoved, walk.unmovedColumns, direction, page).execute();
+  // Both statements built once per shape (src/store/page.ts shapedKeysetRows).
+  const rowsOf = (part: 'unmoved' | 'moved', columns: readonly string[]) =>
+    shapedKeysetRows(db, `${walk.name}, ${part}`, walk.values, walk[part], columns, direction, page);
+  const unmoved = await rowsOf('unmoved', walk.unmovedColumns);
   // Nothing logged after the epoch when the first statement ran: no row it left out has moved,
   // and a row that moves later was in it at its walk's values. The second statement (a round
   // trip, most of a page's cost on PostgreSQL) is needed only when something moved.
   const moved =
     unmoved.length > 0 && epochOfRows(unmoved) <= (page.epoch ?? 0)
       ? []
-      : await keysetQuery(walk.moved(), walk.movedColumns, direction, page).execute();
+      : await rowsOf('moved', walk.movedColumns);
   const backward = page.before !== undefined;
   // Nothing moved: the first statement's rows are the page, already in the order of travel (as
   // keysetPage reads them), and need no merge.

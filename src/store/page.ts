@@ -171,7 +171,7 @@ class Slot {
 
 interface Shape {
   compiled: CompiledQuery;
-  /** per compiled parameter: the index of the value it takes (the values, then the cursor's key), or -1 */
+  /** per compiled parameter: the index, among the defined values' names, of the value it takes; -1: a constant */
   slots: number[];
 }
 
@@ -183,15 +183,75 @@ const MAX_SHAPES = 2000;
 export type ShapeValues = Record<string, string | number | undefined>;
 
 /**
- * `keysetPage` of the query `build` makes, built and compiled once per shape and kept: the shape is
- * `name`, which of `values` are defined, `first` and the cursor's direction; each call binds
- * `values` and the cursor's key into the kept SQL. `build` gets a slot in place of each defined value
- * and must put it into the query as it is: it may test whether a value is defined (that is in the
- * shape), never compute with it or compare it, since a slot is not the value and what it computed
- * would be kept with the SQL. Everything else the SQL's text depends on goes in `name`.
+ * The rows of the query `build` makes, built and compiled once per shape and kept: the shape is
+ * `name` and which of `values` are defined; each call binds `values` into the kept SQL. `build` gets
+ * a slot in place of each defined value and must put it into the query as it is: it may test
+ * whether a value is defined (that is in the shape), never compute with it or compare it, since a
+ * slot is not the value and what it computed would be kept with the SQL. Everything else the SQL's
+ * text depends on goes in `name`.
  *
  * Through a Kysely with plugins (the plan tests and the bench record queries with one), the query
- * is built for every call, as `keysetPage` does, so that they see it.
+ * is built for every call from the values themselves, so that they see it.
+ */
+export async function shapedRows<R>(
+  db: Kysely<Database>,
+  name: string,
+  values: ShapeValues,
+  // biome-ignore lint/suspicious/noExplicitAny: the builder's tables are the caller's
+  build: (slots: ShapeValues) => SelectQueryBuilder<Database, any, R>,
+): Promise<R[]> {
+  const executor = db.getExecutor();
+  if (executor.plugins.length > 0) return build(values).execute();
+  const names = Object.keys(values).filter((k) => values[k] !== undefined);
+  const id = `${name}|${names.join(',')}`;
+  let kept = shapes.get(executor.adapter.constructor);
+  if (kept === undefined) {
+    kept = new Map();
+    shapes.set(executor.adapter.constructor, kept);
+  }
+  let shape = kept.get(id);
+  if (shape === undefined) {
+    const slots: ShapeValues = {};
+    for (const [i, n] of names.entries()) slots[n] = new Slot(i) as unknown as number;
+    const compiled = build(slots).compile();
+    shape = { compiled, slots: compiled.parameters.map((p) => (p instanceof Slot ? p.index : -1)) };
+    if (kept.size >= MAX_SHAPES) kept.clear();
+    kept.set(id, shape);
+  }
+  const { compiled, slots } = shape;
+  const parameters = slots.map((i, at) => (i < 0 ? compiled.parameters[at] : values[names[i] as string]));
+  return (await executor.executeQuery<R>({ ...compiled, parameters })).rows as R[];
+}
+
+/**
+ * The rows of one page of `build`'s query (keysetQuery: ordered by `columns`, after or before the
+ * cursor's key, `first` + 1 of them), through shapedRows: the cursor's key values are bound like
+ * the others, and `first` and the cursor's direction are part of the shape.
+ */
+export function shapedKeysetRows<R>(
+  db: Kysely<Database>,
+  name: string,
+  values: ShapeValues,
+  // biome-ignore lint/suspicious/noExplicitAny: the builder's tables are the caller's
+  build: (slots: ShapeValues) => SelectQueryBuilder<Database, any, R>,
+  columns: readonly string[],
+  direction: Direction,
+  page: PageQuery,
+): Promise<R[]> {
+  const key = page.before ?? page.after;
+  const travel = page.before ? 'before' : page.after ? 'after' : 'first';
+  const withKey: ShapeValues = { ...values };
+  for (const [i, v] of (key ?? []).entries()) withKey[`cursor.${i}`] = v;
+  return shapedRows(db, `${name}|${page.first}|${travel}`, withKey, (s) => {
+    const k = key?.map((_, i) => s[`cursor.${i}`] as string | number);
+    const ends = travel === 'before' ? { before: k } : travel === 'after' ? { after: k } : {};
+    return keysetQuery(build(s), columns, direction, { first: page.first, ...ends });
+  });
+}
+
+/**
+ * `keysetPage` of the query `build` makes, through shapedKeysetRows (built and compiled once per
+ * shape; see shapedRows for what `build` may do with its values).
  */
 export async function shapedPage<R>(
   db: Kysely<Database>,
@@ -204,34 +264,12 @@ export async function shapedPage<R>(
   page: PageQuery,
   pinned: Key = [],
 ): Promise<Page<R>> {
-  const executor = db.getExecutor();
-  if (executor.plugins.length > 0) return keysetPage(build(values), columns, direction, page, pinned);
   const after = unpinned(page.after, pinned);
   const before = unpinned(page.before, pinned);
-  const key = before ?? after;
-  const names = Object.keys(values).filter((k) => values[k] !== undefined);
-  const id = `${name}|${names.join(',')}|${page.first}|${before ? 'before' : after ? 'after' : ''}`;
-  let kept = shapes.get(executor.adapter.constructor);
-  if (kept === undefined) {
-    kept = new Map();
-    shapes.set(executor.adapter.constructor, kept);
-  }
-  let shape = kept.get(id);
-  if (shape === undefined) {
-    const slots: ShapeValues = {};
-    for (const [i, n] of names.entries()) slots[n] = new Slot(i) as unknown as number;
-    const keySlots = key?.map((_, i) => new Slot(names.length + i) as unknown as number);
-    const compiled = keysetQuery(build(slots), columns, direction, {
-      first: page.first,
-      ...(before ? { before: keySlots } : after ? { after: keySlots } : {}),
-    }).compile();
-    shape = { compiled, slots: compiled.parameters.map((p) => (p instanceof Slot ? p.index : -1)) };
-    if (kept.size >= MAX_SHAPES) kept.clear();
-    kept.set(id, shape);
-  }
-  const bound = [...names.map((n) => values[n]), ...(key ?? [])];
-  const { compiled, slots } = shape;
-  const parameters = slots.map((i, at) => (i < 0 ? compiled.parameters[at] : bound[i]));
-  const { rows } = await executor.executeQuery<R>({ ...compiled, parameters });
-  return pageOf(rows as R[], page.first, before !== undefined, columns, pinned);
+  const rows = await shapedKeysetRows(db, name, values, build, columns, direction, {
+    first: page.first,
+    after,
+    before,
+  });
+  return pageOf(rows, page.first, before !== undefined, columns, pinned);
 }

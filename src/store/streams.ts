@@ -160,17 +160,17 @@ export async function streamsPage(
     const follows = await followsOf(db, f.followedBy);
     if (follows.length <= FOLLOWS_IN_HAND) return followedPage(db, f, follows, page);
   }
+  // Built once per shape (src/store/page.ts shapedRows): each list's values are slots of their own,
+  // so a list's length is part of the shape.
+  const values: ShapeValues = { followedBy: f.followedBy };
+  for (const [key] of FILTERS) for (const [i, v] of (f[key] ?? []).entries()) values[`${key}.${i}`] = v;
+  const slotted = (v: ShapeValues): StreamFilters => {
+    const out: { -readonly [K in keyof StreamFilters]: StreamFilters[K] } = {};
+    for (const [key] of FILTERS) out[key] = f[key]?.map((_, i) => v[`${key}.${i}`]) as never;
+    if (v.followedBy !== undefined) out.followedBy = v.followedBy as number;
+    return out;
+  };
   if (page.after === undefined && page.before === undefined) {
-    // Built once per shape (src/store/page.ts shapedPage): each list's values are slots of their
-    // own, so a list's length is part of the shape.
-    const values: ShapeValues = { followedBy: f.followedBy };
-    for (const [key] of FILTERS) for (const [i, v] of (f[key] ?? []).entries()) values[`${key}.${i}`] = v;
-    const slotted = (v: ShapeValues): StreamFilters => {
-      const out: { -readonly [K in keyof StreamFilters]: StreamFilters[K] } = {};
-      for (const [key] of FILTERS) out[key] = f[key]?.map((_, i) => v[`${key}.${i}`]) as never;
-      if (v.followedBy !== undefined) out.followedBy = v.followedBy as number;
-      return out;
-    };
     const first = await shapedPage(
       db,
       'streams, first page',
@@ -183,9 +183,16 @@ export async function streamsPage(
     return { ...first, epoch: epochOfRows(first.rows) };
   }
   return movedKeysetPage(
+    db,
     {
-      unmoved: currentStreams(db, f, page) as unknown as SelectQueryBuilder<Database, never, StreamListRow>,
-      moved: () => movedStreams(db, f, page.epoch ?? 0),
+      name: 'streams',
+      values: { ...values, epoch: page.epoch ?? 0 },
+      unmoved: (v) =>
+        currentStreams(db, slotted(v), {
+          ...page,
+          epoch: v.epoch as number,
+        }) as unknown as SelectQueryBuilder<Database, never, StreamListRow>,
+      moved: (v) => movedStreams(db, slotted(v), v.epoch as number),
       unmovedColumns: STREAMS_ORDER,
       movedColumns: MOVED_STREAMS_ORDER,
       fields: ['viewer_count', 'id'],
