@@ -240,14 +240,23 @@ export function shapedKeysetRows<R>(
 ): Promise<R[]> {
   const key = page.before ?? page.after;
   const travel = page.before ? 'before' : page.after ? 'after' : 'first';
-  const withKey: ShapeValues = { ...values };
-  for (const [i, v] of (key ?? []).entries()) withKey[`cursor.${i}`] = v;
-  return shapedRows(db, `${name}|${page.first}|${travel}`, withKey, (s) => {
-    const k = key?.map((_, i) => s[`cursor.${i}`] as string | number);
+  return shapedRows(db, `${name}|${page.first}|${travel}`, withCursor(values, key), (s) => {
+    const k = cursorSlots(s, key);
     const ends = travel === 'before' ? { before: k } : travel === 'after' ? { after: k } : {};
     return keysetQuery(build(s), columns, direction, { first: page.first, ...ends });
   });
 }
+
+/** `values` and a cursor's key values (`cursor.0`, `cursor.1`...), for a shaped query that binds both. */
+export function withCursor(values: ShapeValues, key: Key | undefined): ShapeValues {
+  const all: ShapeValues = { ...values };
+  for (const [i, v] of (key ?? []).entries()) all[`cursor.${i}`] = v;
+  return all;
+}
+
+/** The slots of the cursor's key values that withCursor added (undefined: no cursor). */
+export const cursorSlots = (slots: ShapeValues, key: Key | undefined): Key | undefined =>
+  key?.map((_, i) => slots[`cursor.${i}`] as string | number);
 
 /**
  * `keysetPage` of the query `build` makes, through shapedKeysetRows (built and compiled once per

@@ -4,7 +4,15 @@
 // scan of the games or the users, no sort. docs/api.md ("Search") says what matches and why.
 import { type Kysely, SqliteAdapter, sql } from 'kysely';
 import { KEY_CHARS } from './migrations/018_search.ts';
-import { keysetQuery, type Page, type PageQuery } from './page.ts';
+import {
+  cursorSlots,
+  keysetQuery,
+  type Page,
+  type PageQuery,
+  type ShapeValues,
+  shapedRows,
+  withCursor,
+} from './page.ts';
 import type { Database } from './schema.ts';
 
 /** ASCII letters lower-cased, nothing else changed: what the keys' SQL does on both stores. */
@@ -58,17 +66,20 @@ const isSqlite = (db: Kysely<Database>) => db.getExecutor().adapter instanceof S
  * After a cursor the range starts at the cursor's key (keysetQuery's row comparison, which lies in
  * the range: the cursor is bound to the query), and `key >= prefix` is left out: SQLite would
  * otherwise start the range there and filter by the cursor, reading every row before it.
+ *
+ * `v`: the shaped values of a search (searchValues), put in as they are (they may be slots:
+ * src/store/page.ts shapedRows).
  */
 function inRange(
   db: Kysely<Database>,
   table: 'search_game_keys' | 'search_channel_keys',
-  prefix: string,
-  page: PageQuery,
+  v: ShapeValues,
+  afterCursor: boolean,
 ) {
   const id = table === 'search_game_keys' ? 'game_id' : 'user_id';
-  const end = prefixEnd(prefix);
+  const { prefix, end } = v;
   const bounds = [
-    ...(page.after === undefined ? [sql`k.key >= ${prefix}`] : []),
+    ...(afterCursor ? [] : [sql`k.key >= ${prefix}`]),
     ...(end === undefined ? [] : [sql`k.key < ${end}`]),
   ];
   const earlier = sql`select 1 from ${sql.table(table)} o
@@ -78,6 +89,10 @@ function inRange(
     : sql`(select 1 where not exists (${earlier})) is not null`;
   return sql<boolean>`(${sql.join([...bounds, first], sql` and `)})`;
 }
+
+/** A search's values as its statement binds them: the prefix, the end of its range, the cursor's key. */
+const searchValues = (prefix: string, page: PageQuery): ShapeValues =>
+  withCursor({ prefix, end: prefixEnd(prefix) }, page.after);
 
 /** The order of both searches: the key, then the id (a key equal to the query comes first). */
 const CATEGORIES_ORDER = ['k.key', 'k.game_id'] as const;
@@ -124,23 +139,26 @@ export async function searchCategories(
   page: PageQuery,
 ): Promise<Page<CategoryMatch>> {
   if (prefix === '') return { rows: [], hasMore: false };
-  const keys = keysetQuery(
-    db
-      .selectFrom('search_game_keys as k')
-      .select(['k.key', 'k.game_id'])
-      .where(inRange(db, 'search_game_keys', prefix, page)),
-    CATEGORIES_ORDER,
-    'asc',
-    forward(page),
-  );
-  const rows = await db
-    .selectFrom(keys.as('p'))
-    .innerJoin('games as g', 'g.id', 'p.game_id')
-    .select(['p.key', 'p.game_id', 'g.name'])
-    .orderBy('p.key')
-    .orderBy('p.game_id')
-    .execute();
-  return pageOfRows(rows, (r) => r.game_id, page.first);
+  const { first, after } = forward(page);
+  // Built once per shape (src/store/page.ts shapedRows).
+  const rows = await shapedRows(db, `search categories|${first}`, searchValues(prefix, page), (v) => {
+    const keys = keysetQuery(
+      db
+        .selectFrom('search_game_keys as k')
+        .select(['k.key', 'k.game_id'])
+        .where(inRange(db, 'search_game_keys', v, after !== undefined)),
+      CATEGORIES_ORDER,
+      'asc',
+      { first, after: cursorSlots(v, after) },
+    );
+    return db
+      .selectFrom(keys.as('p'))
+      .innerJoin('games as g', 'g.id', 'p.game_id')
+      .select(['p.key', 'p.game_id', 'g.name'])
+      .orderBy('p.key')
+      .orderBy('p.game_id');
+  });
+  return pageOfRows(rows, (r) => r.game_id, first);
 }
 
 /** A channel found, with its live stream's fields (null when it is offline) and their game's name. */
@@ -172,40 +190,46 @@ export async function searchChannels(
   page: PageQuery,
 ): Promise<Page<ChannelMatch>> {
   if (prefix === '') return { rows: [], hasMore: false };
-  const inKeys = db
-    .selectFrom('search_channel_keys as k')
-    .select(['k.key', 'k.user_id'])
-    .where(inRange(db, 'search_channel_keys', prefix, page));
-  // The literal 1 of the partial index's predicate (migration 018), never a bound value.
-  const keys = keysetQuery(
-    liveOnly ? inKeys.where('k.live', '=', sql.lit(1)) : inKeys,
-    CHANNELS_ORDER,
-    'asc',
-    forward(page),
-  );
-  const rows = await db
-    .selectFrom(keys.as('p'))
-    .innerJoin('users as u', 'u.id', 'p.user_id')
-    .leftJoin('streams as s', 's.user_id', 'p.user_id')
-    // The channel's title, game, language and tags: a live stream's are its channel's
-    // (src/records/channels.ts), and an offline channel keeps them.
-    .leftJoin('channels as c', 'c.broadcaster_id', 'p.user_id')
-    .leftJoin('games as g', 'g.id', 'c.game_id')
-    .select([
-      'p.key',
-      'p.user_id',
-      'u.login',
-      'u.display_name',
-      's.id as stream_id',
-      'c.game_id',
-      'g.name as game_name',
-      'c.title',
-      'c.language',
-      's.started_at',
-      'c.tags',
-    ])
-    .orderBy('p.key')
-    .orderBy('p.user_id')
-    .execute();
-  return pageOfRows(rows, (r) => r.user_id, page.first);
+  const { first, after } = forward(page);
+  const name = `search channels${liveOnly ? ', live only' : ''}|${first}`;
+  // Built once per shape (src/store/page.ts shapedRows).
+  const rows = await shapedRows(db, name, searchValues(prefix, page), (v) => {
+    const inKeys = db
+      .selectFrom('search_channel_keys as k')
+      .select(['k.key', 'k.user_id'])
+      .where(inRange(db, 'search_channel_keys', v, after !== undefined));
+    // The literal 1 of the partial index's predicate (migration 018), never a bound value.
+    const keys = keysetQuery(
+      liveOnly ? inKeys.where('k.live', '=', sql.lit(1)) : inKeys,
+      CHANNELS_ORDER,
+      'asc',
+      { first, after: cursorSlots(v, after) },
+    );
+    return (
+      db
+        .selectFrom(keys.as('p'))
+        .innerJoin('users as u', 'u.id', 'p.user_id')
+        .leftJoin('streams as s', 's.user_id', 'p.user_id')
+        // The channel's title, game, language and tags: a live stream's are its channel's
+        // (src/records/channels.ts), and an offline channel keeps them.
+        .leftJoin('channels as c', 'c.broadcaster_id', 'p.user_id')
+        .leftJoin('games as g', 'g.id', 'c.game_id')
+        .select([
+          'p.key',
+          'p.user_id',
+          'u.login',
+          'u.display_name',
+          's.id as stream_id',
+          'c.game_id',
+          'g.name as game_name',
+          'c.title',
+          'c.language',
+          's.started_at',
+          'c.tags',
+        ])
+        .orderBy('p.key')
+        .orderBy('p.user_id')
+    );
+  });
+  return pageOfRows(rows, (r) => r.user_id, first);
 }
