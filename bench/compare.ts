@@ -8,7 +8,7 @@
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
 //   npm run bench:compare -- --against /tmp/before --only /clips
 //   other flags: --db <store> (default: the bench's 100,000-user SQLite store, which npm run bench
-//                seeds) --only <path> (repeatable) --kinds first,deep (the classes of
+//                seeds; a postgres:// URL of a seeded database: helixd seed --db <url>) --only <path> (repeatable) --kinds first,deep (the classes of
 //                bench/queries.ts run) --rounds N (3) --seconds N (5) --warmup N (1)
 //                --connections N (64)
 import { existsSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readSeedInfo } from '../src/seed/index.ts';
-import { openStore } from '../src/store/db.ts';
+import { isPostgresUrl, openStore } from '../src/store/db.ts';
 import { BIN, ROOT, startHelixd, stopChild, threadCpuUs } from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
 import { chooseGenerator, runLoad } from './load.ts';
@@ -48,7 +48,8 @@ if (!args.against) throw new Error('--against <checkout>: the other checkout, bu
 const otherBin = resolve(args.against, 'bin', 'helixd.js');
 if (!existsSync(resolve(args.against, 'dist')))
   throw new Error(`${args.against}: not built (run npm run build there)`);
-if (!existsSync(args.db)) throw new Error(`${args.db}: no such store (npm run bench seeds it)`);
+if (!isPostgresUrl(args.db) && !existsSync(args.db))
+  throw new Error(`${args.db}: no such store (npm run bench seeds it)`);
 const classes = new Set(args.kinds.split(','));
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
