@@ -247,16 +247,33 @@ export function shapedKeysetRows<R>(
   });
 }
 
-/** `values` and a cursor's key values (`cursor.0`, `cursor.1`...), for a shaped query that binds both. */
-export function withCursor(values: ShapeValues, key: Key | undefined): ShapeValues {
+/**
+ * `values` and the values of `list` as values of their own (`name.0`, `name.1`...), for a shaped
+ * query that binds a list: its length is then part of the shape.
+ */
+export function withList(
+  values: ShapeValues,
+  name: string,
+  list: readonly (string | number)[] | undefined,
+): ShapeValues {
   const all: ShapeValues = { ...values };
-  for (const [i, v] of (key ?? []).entries()) all[`cursor.${i}`] = v;
+  for (const [i, v] of (list ?? []).entries()) all[`${name}.${i}`] = v;
   return all;
 }
 
+/** The slots of the list's values that withList added, in its order (undefined: no list). */
+export const listSlots = <T extends string | number>(
+  slots: ShapeValues,
+  name: string,
+  list: readonly T[] | undefined,
+): T[] | undefined => list?.map((_, i) => slots[`${name}.${i}`] as T);
+
+/** `values` and a cursor's key values, for a shaped query that binds both (withList). */
+export const withCursor = (values: ShapeValues, key: Key | undefined) => withList(values, 'cursor', key);
+
 /** The slots of the cursor's key values that withCursor added (undefined: no cursor). */
 export const cursorSlots = (slots: ShapeValues, key: Key | undefined): Key | undefined =>
-  key?.map((_, i) => slots[`cursor.${i}`] as string | number);
+  listSlots(slots, 'cursor', key);
 
 /**
  * `keysetPage` of the query `build` makes, through shapedKeysetRows (built and compiled once per

@@ -7,7 +7,7 @@ import {
   pageInHand,
   unmovedSince,
 } from './moves.ts';
-import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
+import { listSlots, type Page, type PageQuery, type ShapeValues, shapedPage, withList } from './page.ts';
 import type { Database, StreamsTable } from './schema.ts';
 
 /** The order of /streams (the order of /games/top's sums): current viewers, most first; ties by id, higher first. */
@@ -162,11 +162,11 @@ export async function streamsPage(
   }
   // Built once per shape (src/store/page.ts shapedRows): each list's values are slots of their own,
   // so a list's length is part of the shape.
-  const values: ShapeValues = { followedBy: f.followedBy };
-  for (const [key] of FILTERS) for (const [i, v] of (f[key] ?? []).entries()) values[`${key}.${i}`] = v;
+  let values: ShapeValues = { followedBy: f.followedBy };
+  for (const [key] of FILTERS) values = withList(values, key, f[key]);
   const slotted = (v: ShapeValues): StreamFilters => {
     const out: { -readonly [K in keyof StreamFilters]: StreamFilters[K] } = {};
-    for (const [key] of FILTERS) out[key] = f[key]?.map((_, i) => v[`${key}.${i}`]) as never;
+    for (const [key] of FILTERS) out[key] = listSlots<string | number>(v, key, f[key]) as never;
     if (v.followedBy !== undefined) out.followedBy = v.followedBy as number;
     return out;
   };
