@@ -1,13 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
-import {
-  listSlots,
-  type Page,
-  type PageQuery,
-  type ShapeValues,
-  shapedPage,
-  shapedRows,
-  withList,
-} from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { ClipRow, Database } from './schema.ts';
 
 /** The selectors of a paged /clips query (docs/api.md, GET /clips): one broadcaster or one game. */
@@ -86,16 +78,10 @@ export async function clipsByIds(
 ): Promise<ClipRow[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  // Built once per shape (src/store/page.ts shapedRows): the number of ids is part of it.
-  const rows = await shapedRows(db, 'clips by ids', withList(filterValues(f), 'id', unique), (v) =>
-    withFilters(
-      db
-        .selectFrom('clips')
-        .selectAll()
-        .where('id', 'in', listSlots(v, 'id', unique) ?? []),
-      v,
-    ),
-  );
+  const rows = await withFilters(
+    db.selectFrom('clips').selectAll().where('id', 'in', unique),
+    filterValues(f),
+  ).execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return unique.flatMap((id) => byId.get(id) ?? []);
 }

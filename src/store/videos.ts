@@ -1,13 +1,5 @@
 import { type Generated, type Kysely, type Selectable, SqliteAdapter, sql } from 'kysely';
-import {
-  listSlots,
-  type Page,
-  type PageQuery,
-  type ShapeValues,
-  shapedPage,
-  shapedRows,
-  withList,
-} from './page.ts';
+import { type Page, type PageQuery, type ShapeValues, shapedPage } from './page.ts';
 import type { Database, VideosTable, VideoType } from './schema.ts';
 
 /** The selectors of a paged /videos query (docs/api.md, GET /videos): one owner or one game. */
@@ -89,13 +81,11 @@ export function videosPage(db: Kysely<Database>, q: VideoQuery, page: PageQuery)
 export async function videosByIds(db: Kysely<Database>, ids: readonly number[]): Promise<VideoRow[]> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  // Built once per shape (src/store/page.ts shapedRows): the number of ids is part of it.
-  const rows = await shapedRows(db, 'videos by ids', withList({}, 'id', unique), (v) =>
-    (db as unknown as Kysely<VideoDatabase>)
-      .selectFrom('videos')
-      .selectAll()
-      .where('id', 'in', listSlots(v, 'id', unique) ?? []),
-  );
+  const rows = await (db as unknown as Kysely<VideoDatabase>)
+    .selectFrom('videos')
+    .selectAll()
+    .where('id', 'in', unique)
+    .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   return unique.flatMap((id) => byId.get(id) ?? []);
 }
