@@ -211,9 +211,7 @@ const pgTypes = {
 // whose filters leave a few dozen rows is planned as a bitmap scan plus a sort of all of them
 // instead of the ordered index range scan that every page is designed for
 // (test/store/plans-clips-videos.test.ts).
-// A named statement (src/store/statement-names.ts) planned for each run's values, as an unnamed one
-// is: never a generic plan, which the plan tests would not see.
-const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1', '-c plan_cache_mode=force_custom_plan'];
+const PG_SESSION_SETTINGS = ['-c random_page_cost=1.1'];
 
 /**
  * What a postgres:// URL says about the session: its `options` (`-c name=value ...`, given to the

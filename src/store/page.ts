@@ -10,7 +10,6 @@
 // cursor carries, so the three cannot drift apart.
 import { type CompiledQuery, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from './schema.ts';
-import { nameStatement } from './statement-names.ts';
 
 /** A row's position in an ordering: its sort value(s) and then its id (what a cursor carries). */
 export type Key = readonly (string | number)[];
@@ -216,7 +215,6 @@ export async function shapedRows<R>(
     for (const [i, n] of names.entries()) slots[n] = new Slot(i) as unknown as number;
     const compiled = build(slots).compile();
     shape = { compiled, slots: compiled.parameters.map((p) => (p instanceof Slot ? p.index : -1)) };
-    nameStatement(compiled.sql);
     if (kept.size >= MAX_SHAPES) kept.clear();
     kept.set(id, shape);
   }

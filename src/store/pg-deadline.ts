@@ -15,7 +15,6 @@
 //   merely slow, so a live server stops working on it and the connection stays usable.
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import type pg from 'pg';
-import { statementName } from './statement-names.ts';
 import { deadlineReason, UNREACHABLE, UnavailableError } from './unavailable.ts';
 
 export function poolWithDeadline(pool: pg.Pool, ms: number): PostgresPool {
@@ -50,11 +49,7 @@ function withDeadline(client: pg.PoolClient, ms: number, firstDeadline: number):
     if (abandoned) throw new UnavailableError('store', deadlineReason(ms), { cause: abandoned });
     const left = Math.max(1, deadline - Date.now());
     deadline = Number.POSITIVE_INFINITY; // later queries on this connection get a whole deadline each
-    // A query built once per shape runs as its named statement, parsed once per connection.
-    const name = statementName(sql);
-    const values = parameters as unknown[];
-    const running =
-      name === undefined ? client.query(sql, values) : client.query({ name, text: sql, values });
+    const running = client.query(sql, parameters as unknown[]);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
