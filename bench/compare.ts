@@ -8,9 +8,10 @@
 //   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build)
 //   npm run bench:compare -- --against /tmp/before --only /clips
 //   other flags: --db <store> (default: the bench's 100,000-user SQLite store, which npm run bench
-//                seeds; a postgres:// URL of a seeded database: helixd seed --db <url>) --only <path> (repeatable) --kinds first,deep (the classes of
-//                bench/queries.ts run) --rounds N (3) --seconds N (5) --warmup N (1)
-//                --connections N (64)
+//                seeds; or a postgres:// URL of a seeded database: helixd seed --db <url>)
+//                --only <path> (repeatable) --kinds first,deep (the classes of bench/queries.ts
+//                run: first, deep, ids, filter) --rounds N (3) --seconds N (5) --warmup N (1)
+//                --connections N (64) --generator wrk|autocannon
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
