@@ -120,7 +120,7 @@ export const paginationSchema = Type.Object({ cursor: Type.Optional(Type.String(
 export type Pagination = Static<typeof paginationSchema>;
 
 /**
- * The cursor of a page: its first and last rows' keys (keysetPage reads them from the rows by its
+ * The cursor of a page: its first and last rows' keys (shapedPage reads them from the rows by its
  * own column list), signed for `scope`, when more rows lie in the direction of travel.
  */
 export function cursorOf(secret: string, scope: string, page: Page<unknown>): string | undefined {

@@ -4,7 +4,7 @@ import type { Database, MarkerRow } from './schema.ts';
 
 /**
  * The order of /streams/markers: newest first, ties by marker id, higher first. A cursor's key
- * leads with the video and the creator (pinned by equalities: src/store/page.ts keysetPage), so that it names the
+ * leads with the video and the creator (pinned by equalities: src/store/page.ts shapedPage), so that it names the
  * video it walks (a `user_id` query keeps walking the video it started on when the user's most
  * recent video changes).
  */

@@ -131,7 +131,7 @@ export async function movedKeysetPage<R>(
       : await rowsOf('moved', walk.movedColumns);
   const backward = page.before !== undefined;
   // Nothing moved: the first statement's rows are the page, already in the order of travel (as
-  // keysetPage reads them), and need no merge.
+  // shapedPage reads them), and need no merge.
   if (moved.length === 0) {
     const hasMore = unmoved.length > page.first;
     const rows = unmoved.slice(0, page.first);

@@ -111,29 +111,6 @@ function unpinned(key: Key | undefined, pinned: Key): Key | undefined {
   return key.slice(pinned.length);
 }
 
-/**
- * Runs `query` ordered by `columns` (sort columns then the id) in `direction`, one page of it, with
- * the keys of its first and last rows read from the rows under the columns' names.
- * `before` walks backward: the rows are fetched in reverse and returned in the forward order.
- *
- * `pinned`: the values of leading key columns that the query fixes with `=`. They lead every key of
- * the page (a cursor names them), but the SQL compares only `columns`: a row comparison that also
- * covered the pinned columns would let SQLite use only the equalities and filter the whole pinned
- * range, so a deep page would cost more than the first.
- */
-export async function keysetPage<DB, TB extends keyof DB, R>(
-  query: SelectQueryBuilder<DB, TB, R>,
-  columns: readonly string[],
-  direction: Direction,
-  page: PageQuery,
-  pinned: Key = [],
-): Promise<Page<R>> {
-  const after = unpinned(page.after, pinned);
-  const before = unpinned(page.before, pinned);
-  const rows = await keysetQuery(query, columns, direction, { first: page.first, after, before }).execute();
-  return pageOf(rows, page.first, before !== undefined, columns, pinned);
-}
-
 /** The page of `rows` fetched for it (one more than `first` when more follow; reversed when `backward`). */
 function pageOf<R>(
   rows: R[],
@@ -276,8 +253,16 @@ export const cursorSlots = (slots: ShapeValues, key: Key | undefined): Key | und
   listSlots(slots, 'cursor', key);
 
 /**
- * `keysetPage` of the query `build` makes, through shapedKeysetRows (built and compiled once per
- * shape; see shapedRows for what `build` may do with its values).
+ * One page of the query `build` makes, ordered by `columns` (sort columns then the id) in
+ * `direction`, with the keys of its first and last rows read from the rows under the columns'
+ * names; through shapedKeysetRows (built and compiled once per shape; see shapedRows for what
+ * `build` may do with its values). `before` walks backward: the rows are fetched in reverse and
+ * returned in the forward order.
+ *
+ * `pinned`: the values of leading key columns that the query fixes with `=`. They lead every key of
+ * the page (a cursor names them), but the SQL compares only `columns`: a row comparison that also
+ * covered the pinned columns would let SQLite use only the equalities and filter the whole pinned
+ * range, so a deep page would cost more than the first.
  */
 export async function shapedPage<R>(
   db: Kysely<Database>,

@@ -5,7 +5,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { jsonElementsAs } from './bulk.ts';
 import type { Dialect } from './db.ts';
-import { hasRow, type Key, keysetPage, type Page } from './page.ts';
+import { hasRow, type Key, type Page, shapedPage } from './page.ts';
 import type { Database } from './schema.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the table and column names come from a record kind
@@ -134,7 +134,15 @@ export function rowsInKeyOrder(
   columns: readonly string[],
   page: { first: number; after?: Key },
 ): Promise<Page<AnyRow>> {
-  return keysetPage((db as AnyDb).selectFrom(table).selectAll(), columns, 'asc', page);
+  return shapedPage(
+    db,
+    `records of ${table}`,
+    {},
+    () => (db as AnyDb).selectFrom(table).selectAll(),
+    columns,
+    'asc',
+    page,
+  );
 }
 
 /**

@@ -114,7 +114,7 @@ export function queryPlans(kind: StoreKind, app: () => TestApp) {
 }
 
 /**
- * The key of the middle row of everything a paged store function lists, as keysetPage reports it
+ * The key of the middle row of everything a paged store function lists, as shapedPage reports it
  * (the last key of a page that ends there), and how many rows there are in all: the plan tests plan
  * a page that starts in the middle of a long walk.
  */
