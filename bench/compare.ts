@@ -12,6 +12,9 @@
 //                --only <path> (repeatable) --kinds first,deep (the classes of bench/queries.ts
 //                run: first, deep, ids, filter) --rounds N (3) --seconds N (5) --warmup N (1)
 //                --connections N (64) --generator wrk|autocannon
+//                --match <text> (only the kinds whose name holds it, e.g. 'first page by broadcaster')
+//                --profile (a CPU profile of each server over the run: its busy time by step of the
+//                request path, side by side, and each one's self time by function)
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -22,6 +25,7 @@ import { isPostgresUrl, openStore } from '../src/store/db.ts';
 import { BIN, ROOT, startHelixd, stopChild, threadCpuUs } from './child.ts';
 import { benchTokens, printHelp } from './harness.ts';
 import { chooseGenerator, runLoad } from './load.ts';
+import { mainProfile, profileSteps, summariseProfile } from './profile.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 
 const { values: args } = parseArgs({
@@ -35,6 +39,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '1' },
     connections: { type: 'string', default: '64' },
     generator: { type: 'string' },
+    match: { type: 'string' },
+    profile: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -82,10 +88,14 @@ async function main(): Promise<void> {
   const info = await readSeedInfo(store);
   if (!info) throw new Error(`${args.db} holds no demo data`);
   const { appToken, tokenFor } = await benchTokens(store.db, info.demoClientId);
+  const profileDir = (name: string) => join(scratch, `profile-${name}`);
+  const profiling = (name: string) =>
+    args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir(name)}`] : [];
   const servers = {
-    A: await startHelixd(args.db as string, 1, [], [], otherBin),
-    B: await startHelixd(args.db as string, 1, [], [], BIN),
+    A: await startHelixd(args.db as string, 1, [], profiling('A'), otherBin),
+    B: await startHelixd(args.db as string, 1, [], profiling('B'), BIN),
   };
+  let stopped = false;
   try {
     // The mixes are made against B; the store's secret signs both servers' cursors alike.
     const ctx: MixContext = {
@@ -102,7 +112,8 @@ async function main(): Promise<void> {
     const kinds: QueryKind[] = [];
     for (const op of OPERATIONS) {
       if (args.only && !args.only.includes(op.path)) continue;
-      for (const k of await op.build(ctx)) if (classes.has(k.cls)) kinds.push(k);
+      for (const k of await op.build(ctx))
+        if (classes.has(k.cls) && (!args.match || k.kind.includes(args.match))) kinds.push(k);
     }
     for (const k of kinds)
       for (const r of k.requests.slice(0, 5))
@@ -152,10 +163,41 @@ async function main(): Promise<void> {
         .map((l) => fmt(l, 2))
         .join(' ')}`,
     );
-  } finally {
+    // The profiles are written when the servers exit.
     await stopChild(servers.A.child);
     await stopChild(servers.B.child);
+    stopped = true;
+    if (args.profile) printProfiles();
+  } finally {
+    if (!stopped) {
+      await stopChild(servers.A.child);
+      await stopChild(servers.B.child);
+    }
     await store.close();
+  }
+
+  function printProfiles(): void {
+    const a = mainProfile(profileDir('A'));
+    const b = mainProfile(profileDir('B'));
+    if (!a || !b) {
+      say('no CPU profile was written');
+      return;
+    }
+    const files = { A: a, B: b };
+    const A = profileSteps(a);
+    const B = profileSteps(b);
+    const busy = (p: typeof A) => `${fmt(p.busyShare * 100)}% busy`;
+    say();
+    say(`CPU profiles, busy time by step (A: ${busy(A)}, B: ${busy(B)}; ${a} and ${b}):`);
+    say(`${'step'.padEnd(64)}  A       B`);
+    const pct = (share = 0) => `${fmt(share * 100, 1).padStart(5)}%`;
+    for (const [i, [step, share]] of A.steps.entries())
+      say(`${step.padEnd(64)}  ${pct(share)}  ${pct(B.steps[i]?.[1])}`);
+    for (const [name, file] of Object.entries(files)) {
+      say();
+      say(`${name}:`);
+      for (const l of summariseProfile(file, 15)) say(l);
+    }
   }
 }
 

@@ -46,16 +46,19 @@ function dataBytes(text: string): string {
 
 /**
  * The leanest program's requests for kind `k`, or undefined when it does not serve the kind (other
- * operations, ids, filters). First pages: the same requests. Deep pages: its own walk from the same
- * page 1, to the same pages.
+ * operations, ids, filters). First pages: the same requests. Pages reached by a walk (a listing's
+ * first and deep pages): its own walk from the same page 1, to the same pages.
  */
 export async function leanRequests(
   k: QueryKind,
   leanBase: string,
   clientId: string,
 ): Promise<BenchRequest[] | undefined> {
-  if (k.cls === 'first') return k.requests.every((r) => servedAsIs(k.op, r)) ? k.requests : undefined;
-  if (k.cls !== 'deep' || !k.walk || !servedAsIs(k.op, k.walk.first)) return undefined;
+  if (!k.walk) {
+    if (k.cls !== 'first') return undefined;
+    return k.requests.every((r) => servedAsIs(k.op, r)) ? k.requests : undefined;
+  }
+  if (!servedAsIs(k.op, k.walk.first)) return undefined;
   const { first, from, to } = k.walk;
   const out: BenchRequest[] = [];
   let r = first;

@@ -9,7 +9,7 @@
 //                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
 //                --rounds N (in-process rounds per query kind, 5; --quick 3)
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -39,6 +39,7 @@ import {
   startCeiling,
   startLeanest,
 } from './load.ts';
+import { mainProfile, summariseProfile } from './profile.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
 import {
   budgetLines,
@@ -150,51 +151,6 @@ async function prepareStore(): Promise<{ url: string; seedRun: SeedRecord | unde
   if (record) await writeFile(record, `${JSON.stringify(rec, null, 2)}\n`);
   say(run.output.trim().split('\n')[0] ?? '');
   return { url, seedRun: rec, reused: false };
-}
-
-// ---- CPU profile summary -----------------------------------------------------------------------
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-
-function summariseProfile(file: string, top = 25): string[] {
-  const prof = JSON.parse(readFileSync(file, 'utf8')) as {
-    nodes: ProfileNode[];
-    samples: number[];
-    timeDeltas: number[];
-  };
-  const byId = new Map(prof.nodes.map((n) => [n.id, n]));
-  const self = new Map<string, number>();
-  const byPackage = new Map<string, number>();
-  let total = 0;
-  prof.samples.forEach((id, i) => {
-    const dt = prof.timeDeltas[i] ?? 0;
-    const n = byId.get(id);
-    if (!n) return;
-    total += dt;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const where = url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
-    const key = `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
-    self.set(key, (self.get(key) ?? 0) + dt);
-    const pkg =
-      /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(where)?.[1] ??
-      (where.startsWith('src/')
-        ? where
-        : where.startsWith('node:')
-          ? 'node internals'
-          : where || functionName);
-    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + dt);
-  });
-  const pct = (v: number) => `${fmt((v / total) * 100, 1).padStart(5)}%`;
-  const sorted = (m: Map<string, number>) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top);
-  return [
-    `CPU profile of helixd (${fmt(total / 1e6, 1)} s sampled), self time by function:`,
-    ...sorted(self).map(([k, v]) => `  ${pct(v)}  ${k}`),
-    'self time by package / source file:',
-    ...sorted(byPackage).map(([k, v]) => `  ${pct(v)}  ${k}`),
-  ];
 }
 
 // ---- main ----------------------------------------------------------------------------------------
@@ -540,7 +496,7 @@ async function main(): Promise<void> {
     }
     say();
     if (dvf.length) {
-      say('deep pages against page 1 of the same listing (p50; the work in process):');
+      say('deep pages against the first pages of the same listing (p50; the work in process):');
       for (const d of dvf)
         say(
           `  ${d.op} ${d.deep} ${fmt(d.deepP50, 2)} ms vs ${d.first} ${fmt(d.firstP50, 2)} ms: ${fmt(d.factor, 2)} x${d.deepWork !== undefined && d.firstWork !== undefined ? `; in process ${fmt(d.deepWork, 0)} µs vs ${fmt(d.firstWork, 0)} µs: ${fmt(d.deepWork / d.firstWork, 2)} x` : ''}`,
@@ -599,15 +555,10 @@ async function main(): Promise<void> {
     say(`written: ${out.replace(`${ROOT}/`, '')}`);
 
     if (args.profile) {
-      const files = existsSync(profileDir)
-        ? readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))
-        : [];
-      // tsx's loader thread writes a profile too; the main thread's is the largest.
-      const size = (f: string) => statSync(join(profileDir, f)).size;
-      const main = files.sort((a, b) => size(b) - size(a))[0];
+      const main = existsSync(profileDir) ? mainProfile(profileDir) : undefined;
       if (main) {
         say();
-        for (const l of summariseProfile(join(profileDir, main))) say(l);
+        for (const l of summariseProfile(main)) say(l);
       } else say('no CPU profile was written');
     }
   } catch (err) {

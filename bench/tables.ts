@@ -38,7 +38,7 @@ export const LEANEST_RPS = 0.8;
 export const LEANEST_CPU = 1.25;
 /** p99 at most this times p50, for every first-page and deep kind. */
 export const P99_OVER_P50 = 3;
-/** A deep page's p50 may be at most this times page 1's, of the same listing. */
+/** A deep page's CPU and p50 may be at most this times the first pages', of the same listing (as many pages). */
 export const DEEP_FACTOR = 1.1;
 export const P99_MS = 50;
 export const P99_CONNECTIONS = 64;
@@ -360,14 +360,14 @@ export function budgetLines(o: {
           : null,
     },
     {
-      line: `deep page <= ${DEEP_FACTOR} x its page 1 in CPU per request (the same listing)`,
+      line: `deep page <= ${DEEP_FACTOR} x its page 1 in CPU per request (against the first pages of the same listing, as many)`,
       value: highDeepCpu
         ? `highest ${fmt(highDeepCpu.factor, 2)} x (${highDeepCpu.d.op} ${highDeepCpu.d.kind}: ${fmt(highDeepCpu.d.helixdCpu as number, 0)} µs against ${fmt(highDeepCpu.f.helixdCpu as number, 0)} µs)${highDeepCpu.lean !== undefined ? `; the leanest program's ${fmt(highDeepCpu.lean, 2)} x there` : ''}`
         : 'n/a',
       met: highDeepCpu ? deepCpu.every((x) => x.factor <= DEEP_FACTOR) : null,
     },
     {
-      line: `deep p50 <= ${DEEP_FACTOR} x page 1's p50 (the same listing)`,
+      line: `deep p50 <= ${DEEP_FACTOR} x page 1's p50 (against the first pages of the same listing, as many)`,
       value: highDeep
         ? `highest ${fmt(highDeep.factor, 2)} x (${highDeep.op} ${highDeep.deep}: ${fmt(highDeep.deepP50, 2)} ms against ${fmt(highDeep.firstP50, 2)} ms${highDeep.deepWork !== undefined ? `; in process ${fmt(highDeep.deepWork, 0)} µs against ${fmt(highDeep.firstWork ?? 0, 0)} µs` : ''})`
         : 'n/a',
