@@ -66,10 +66,11 @@ export function summariseProfile(file: string, top = 25): string[] {
 
 /**
  * The steps of a request, each known by the functions that do it (their names in helixd, Fastify,
- * Node and the drivers; the bundle keeps them). A busy sample counts for the innermost step on its
- * stack: the cursor signed inside the handler is the cursor's, the rest of the handler the handler's.
+ * Node and the drivers; the bundle keeps them), and for one the name of its caller. A busy sample
+ * counts for the innermost step on its stack: the cursor signed inside the handler is the cursor's,
+ * the rest of the handler the handler's.
  */
-const STEPS: [string, (name: string) => boolean][] = [
+const STEPS: [string, (name: string, caller: string) => boolean][] = [
   ['the store: running the statements', (f) => f === '#run' || f === 'handleDataRow' || f === 'parseRow'],
   ['the socket: writing the answer', (f) => f === 'writeGeneric' || f === 'writevGeneric'],
   ['serializing the answer', (f) => f === 'serialize'],
@@ -79,7 +80,9 @@ const STEPS: [string, (name: string) => boolean][] = [
   ["validating the query's parameters", (f) => f === 'validate' || f === 'validateParam'],
   ['CORS', (f) => f === 'handleCors'],
   ['metrics', (f) => f === 'onResponse'],
-  ['the handler, the rest', (f) => f === 'handler'],
+  // Fastify's own `handler` (called by its `handleRequest`) runs the hooks and the validation
+  // before the route's: it is Fastify's machinery, not the operation's handler.
+  ['the handler, the rest', (f, caller) => f === 'handler' && caller !== 'handleRequest'],
   ['parsing the request (Node), routing (Fastify)', (f) => f === 'parserOnHeadersComplete'],
   ['garbage collection', (f) => f === '(garbage collector)'],
 ];
@@ -98,7 +101,9 @@ export function profileSteps(file: string): { busyShare: number; steps: [string,
     let step = OTHER;
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const name = byId.get(cur)?.callFrame.functionName ?? '';
-      const hit = STEPS.find(([, is]) => is(name));
+      const up = parent.get(cur);
+      const caller = up === undefined ? '' : (byId.get(up)?.callFrame.functionName ?? '');
+      const hit = STEPS.find(([, is]) => is(name, caller));
       if (hit) {
         step = hit[0];
         break;
