@@ -44,6 +44,25 @@ const MAX_IDLE_CONNECTIONS = 256;
 interface Prepared {
   stmt: SQLite.Statement;
   toObject?: (values: unknown[]) => Record<string, unknown>;
+  /** what the statement does to the data when it is no read (writeKind) */
+  writes: WriteKind;
+}
+
+/**
+ * What a statement that is no read does to the data: `rows`, an INSERT, UPDATE, DELETE or REPLACE,
+ * changes exactly the rows it reports (its changes, or the rows its RETURNING gives back); `none`,
+ * the bounds of a transaction, changes nothing by itself (the statements inside it count); `maybe`,
+ * anything else (DDL, a pragma that sets), counted as a change.
+ */
+type WriteKind = 'rows' | 'none' | 'maybe';
+
+function writeKind(sqlText: string): WriteKind {
+  const word = /^\s*([a-z]+)/i.exec(sqlText)?.[1]?.toLowerCase();
+  if (word === 'insert' || word === 'update' || word === 'delete' || word === 'replace' || word === 'with')
+    return 'rows';
+  if (word === 'begin' || word === 'commit' || word === 'end' || word === 'rollback') return 'none';
+  if (word === 'savepoint' || word === 'release') return 'none';
+  return 'maybe';
 }
 
 // better-sqlite3 builds each row object in C++, looking every column name up in V8's string table
@@ -123,8 +142,10 @@ export class FastSqliteDriver implements Driver {
   async init(): Promise<void> {}
 
   /**
-   * How many statements that may write this driver has run: with `PRAGMA data_version` (which
-   * sees only other connections' commits) it tells caches that the data may have changed.
+   * How many statements this driver has run that changed data (or may have: see WriteKind): with
+   * `PRAGMA data_version` (which sees only other connections' commits) it tells caches that the
+   * data may have changed. A write that changes no row does not count: EventSub's housekeeping
+   * runs such deletes every 10 s in every serving process, and each emptied the in-memory copies.
    */
   get writes(): number {
     return this.#writes;
@@ -260,18 +281,18 @@ export class FastSqliteDriver implements Driver {
   }
 
   #run<R>(compiled: CompiledQuery): QueryResult<R> {
-    const { stmt, toObject } = this.#prepare(compiled.sql);
-    if (!stmt.readonly) {
-      this.#beforeWrite?.();
-      // Counted before it runs: a cache filled meanwhile is not kept (src/store/cache.ts).
-      this.#writes++;
-    }
+    const { stmt, toObject, writes } = this.#prepare(compiled.sql);
+    if (!stmt.readonly) this.#beforeWrite?.();
+    // Counted once it has run (nothing else runs meanwhile on this thread), when it changed data.
+    // A statement that fails changes nothing (SQLite undoes its part).
     if (toObject !== undefined) {
       const rows = stmt.all(compiled.parameters) as unknown[];
+      if (!stmt.readonly && (writes === 'maybe' || (writes === 'rows' && rows.length > 0))) this.#writes++;
       for (let i = 0; i < rows.length; i++) rows[i] = toObject(rows[i] as unknown[]);
       return { rows: rows as R[] };
     }
     const { changes, lastInsertRowid } = stmt.run(compiled.parameters);
+    if (!stmt.readonly && (writes === 'maybe' || (writes === 'rows' && changes > 0))) this.#writes++;
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }
 
@@ -280,9 +301,10 @@ export class FastSqliteDriver implements Driver {
     if (prepared === undefined) {
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) this.#statements.clear();
       const stmt = this.#db.prepare(sqlText);
+      const writes = writeKind(sqlText);
       prepared = stmt.reader
-        ? { stmt: stmt.raw(true), toObject: objectMaker(stmt.columns().map((c) => c.name)) }
-        : { stmt };
+        ? { stmt: stmt.raw(true), toObject: objectMaker(stmt.columns().map((c) => c.name)), writes }
+        : { stmt, writes };
       this.#statements.set(sqlText, prepared);
     }
     return prepared;

@@ -7,6 +7,7 @@ import { after, before, it } from 'node:test';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/db.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
+import { parse, value } from '../support/prometheus.ts';
 import { changeSeen } from '../support/stores.ts';
 
 forEachStore('in-memory copies of the store', (kind) => {
@@ -57,6 +58,34 @@ forEachStore('in-memory copies of the store', (kind) => {
     const res = await call(m.access_token);
     assert.equal(res.statusCode, 401);
     assert.deepEqual(res.json(), { error: 'Unauthorized', status: 401, message: 'Invalid OAuth token' });
+  });
+
+  it('a write that changes no row keeps the copies; one that changes a row empties them', async () => {
+    // The token's lookups, as /metrics counts them: a hit is a token found in memory.
+    const lookups = async () => {
+      const samples = parse((await t.get('/metrics')).body);
+      const of = (result: string) => value(samples, 'helixd_token_cache_lookups_total', { result });
+      return { hit: of('hit'), miss: of('miss') };
+    };
+    const token = await t.appToken();
+    assert.equal((await call(token)).statusCode, 200);
+    const seen = await lookups();
+    // EventSub's housekeeping writes so every 10 s: a transaction whose delete finds nothing.
+    await t.store.db
+      .transaction()
+      .execute((trx) =>
+        trx.deleteFrom('eventsub_subscriptions').where('id', '=', 'no-such-subscription').execute(),
+      );
+    assert.equal((await call(token)).statusCode, 200);
+    const kept = await lookups();
+    // PostgreSQL keeps no copies: every lookup reads the store.
+    const one = kind === 'sqlite' ? { hit: 1, miss: 0 } : { hit: 0, miss: 1 };
+    assert.deepEqual({ hit: kept.hit - seen.hit, miss: kept.miss - seen.miss }, one);
+    // A row changed (the demo user renamed): the copies go, and the token is read again.
+    await rename(t.store.db, 'RenamedForNothing');
+    assert.equal((await call(token)).statusCode, 200);
+    const emptied = await lookups();
+    assert.deepEqual({ hit: emptied.hit - kept.hit, miss: emptied.miss - kept.miss }, { hit: 0, miss: 1 });
   });
 
   it('a token used before it expires fails once the clock passes its expiry', async () => {
