@@ -282,17 +282,36 @@ export class FastSqliteDriver implements Driver {
 
   #run<R>(compiled: CompiledQuery): QueryResult<R> {
     const { stmt, toObject, writes } = this.#prepare(compiled.sql);
-    if (!stmt.readonly) this.#beforeWrite?.();
-    // Counted once it has run (nothing else runs meanwhile on this thread), when it changed data.
-    // A statement that fails changes nothing (SQLite undoes its part).
+    if (stmt.readonly) return this.#runPrepared(stmt, toObject, compiled);
+    this.#beforeWrite?.();
+    try {
+      return this.#runPrepared(stmt, toObject, compiled, writes);
+    } catch (error) {
+      // Counted as a change all the same: a statement whose conflict clause is FAIL keeps the rows
+      // it wrote before failing.
+      this.#writes++;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a prepared statement; a write is counted once it has run (nothing else runs meanwhile on
+   * this thread) when it changed data (WriteKind). `writes`: undefined for a read.
+   */
+  #runPrepared<R>(
+    stmt: SQLite.Statement,
+    toObject: Prepared['toObject'],
+    compiled: CompiledQuery,
+    writes?: WriteKind,
+  ): QueryResult<R> {
     if (toObject !== undefined) {
       const rows = stmt.all(compiled.parameters) as unknown[];
-      if (!stmt.readonly && (writes === 'maybe' || (writes === 'rows' && rows.length > 0))) this.#writes++;
+      if (writes === 'maybe' || (writes === 'rows' && rows.length > 0)) this.#writes++;
       for (let i = 0; i < rows.length; i++) rows[i] = toObject(rows[i] as unknown[]);
       return { rows: rows as R[] };
     }
     const { changes, lastInsertRowid } = stmt.run(compiled.parameters);
-    if (!stmt.readonly && (writes === 'maybe' || (writes === 'rows' && changes > 0))) this.#writes++;
+    if (writes === 'maybe' || (writes === 'rows' && changes > 0)) this.#writes++;
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }
 
