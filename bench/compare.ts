@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { readSeedInfo } from '../src/seed/index.ts';
 import { isPostgresUrl, openStore } from '../src/store/db.ts';
 import { BIN, ROOT, startHelixd, stopChild, threadCpuUs } from './child.ts';
-import { benchTokens, printHelp } from './harness.ts';
+import { benchTokens, median, printHelp } from './harness.ts';
 import { chooseGenerator, runLoad } from './load.ts';
 import { mainProfile, profileSteps, summariseProfile } from './profile.ts';
 import { getJson, type MixContext, OPERATIONS, type QueryKind } from './queries.ts';
@@ -61,11 +61,6 @@ const classes = new Set(args.kinds.split(','));
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
 
 interface Figure {
   rps: number;

@@ -1,11 +1,18 @@
 // What the benchmark scripts share besides their child processes (child.ts): tokens minted into
-// the store, and `--help` from a script's opening comment.
+// the store, `--help` from a script's opening comment, and a median.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import { SPEC_SCOPES } from '../src/auth/scopes.ts';
 import { mintToken } from '../src/auth/tokens.ts';
 import type { Database } from '../src/store/schema.ts';
+
+/** The median of `xs` (the mean of the two middle values when their count is even). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
 
 /** Prints the opening comment of the script at `url` (its usage) and exits. */
 export function printHelp(url: string): never {

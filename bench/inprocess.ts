@@ -30,6 +30,7 @@ import { openStore } from '../src/store/db.ts';
 import { resolveSecret } from '../src/store/settings.ts';
 import { ceilingAnswer } from './ceiling-answer.ts';
 import { threadCpuUs } from './child.ts';
+import { median } from './harness.ts';
 import type { BenchRequest } from './load.ts';
 
 /** One query kind's list, as the load ran it (every request answered 200 over HTTP). */
@@ -74,11 +75,6 @@ const cpuNow = () => {
   if (t !== undefined) return t;
   const u = process.cpuUsage();
   return u.user + u.system;
-};
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
 
 export async function measureInProcess(o: {

@@ -1,7 +1,7 @@
 // Summaries of a helixd CPU profile (`node --cpu-prof`), for `npm run bench -- --profile` and
 // `npm run bench:compare -- --profile`: self time by function and by source file, and the busy time
 // split by step of the request path.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './child.ts';
 
@@ -19,8 +19,12 @@ interface Profile {
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits);
 
-/** The main thread's profile in `dir`: tsx's loader thread writes one too, and the main thread's is the largest. */
+/**
+ * The main thread's profile in `dir` (tsx's loader thread writes one too, and the main thread's is
+ * the largest); undefined when none was written.
+ */
 export function mainProfile(dir: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   const size = (f: string) => statSync(join(dir, f)).size;
   const main = files.sort((a, b) => size(b) - size(a))[0];

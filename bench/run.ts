@@ -555,7 +555,7 @@ async function main(): Promise<void> {
     say(`written: ${out.replace(`${ROOT}/`, '')}`);
 
     if (args.profile) {
-      const main = existsSync(profileDir) ? mainProfile(profileDir) : undefined;
+      const main = mainProfile(profileDir);
       if (main) {
         say();
         for (const l of summariseProfile(main)) say(l);

@@ -16,6 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, freePort, stopChild, waitReady } from './child.ts';
+import { median } from './harness.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BUILDS = [
@@ -70,12 +71,6 @@ async function serveUntilReady(bin: string, db: string): Promise<{ ms: number; c
   } finally {
     await stopChild(child);
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
 /** Per build: ms to /readyz, CPU ms used by then, ms of --help. */
