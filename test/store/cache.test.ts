@@ -4,6 +4,7 @@
 // the first request CHANGE_CHECK_MS after it (src/store/db.ts; `changeSeen` waits that long).
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { sql } from 'kysely';
 import { buildApp } from '../../src/app.ts';
 import { openStore } from '../../src/store/db.ts';
 import { bearer, forEachStore, startTestApp, type TestApp } from '../support/apps.ts';
@@ -86,6 +87,27 @@ forEachStore('in-memory copies of the store', (kind) => {
     assert.equal((await call(token)).statusCode, 200);
     const emptied = await lookups();
     assert.deepEqual({ hit: emptied.hit - kept.hit, miss: emptied.miss - kept.miss }, { hit: 0, miss: 1 });
+  });
+
+  it('a write that fails after writing rows empties the copies', async () => {
+    const misses = async () =>
+      value(parse((await t.get('/metrics')).body), 'helixd_token_cache_lookups_total', { result: 'miss' });
+    const token = await t.appToken();
+    assert.equal((await call(token)).statusCode, 200);
+    const before = await misses();
+    // Two users, the second with the demo user's id: on SQLite, OR FAIL stops at the second row and
+    // keeps the first (PostgreSQL has no such clause: its insert writes neither).
+    const newcomer = 990_000_002;
+    const row = (id: number) => sql`(${id}, ${`newcomer${id}`}, 'Newcomer', '', '', 1700000000, '')`;
+    const insert = kind === 'sqlite' ? sql`insert or fail into users` : sql`insert into users`;
+    await assert.rejects(
+      sql`${insert} (id, login, display_name, broadcaster_type, description, created_at, email)
+        values ${row(newcomer)}, ${row(t.seed?.demoUserId as number)}`.execute(t.store.db),
+    );
+    const kept = await t.store.db.selectFrom('users').select('id').where('id', '=', newcomer).execute();
+    assert.equal(kept.length, kind === 'sqlite' ? 1 : 0);
+    assert.equal((await call(token)).statusCode, 200);
+    assert.equal((await misses()) - before, 1);
   });
 
   it('a token used before it expires fails once the clock passes its expiry', async () => {
