@@ -131,6 +131,29 @@ forEachStore('POST /helix/clips', (kind: StoreKind) => {
     await made(second);
   });
 
+  it('a faster server clock (what --clock-speed 10 sets) makes the clip in a tenth of the real time', async () => {
+    const SPEED = 10;
+    t.clock.adopt({ realMs: Date.now(), nowMs: t.clock.now(), speed: SPEED });
+    try {
+      const token = await t.userToken([SCOPE]);
+      const askedReal = Date.now();
+      const askedServer = t.clock.now();
+      const id = await clip(demo, token);
+      await made(id);
+      const real = Date.now() - askedReal;
+      // Never before its delay on the server clock, which a tenth of it in real time is; and far
+      // sooner than the 5 s a clock at real speed takes (a loaded machine only makes it later).
+      assert.ok(t.clock.now() - askedServer >= CLIP_DELAY_MS, 'not before its delay on the server clock');
+      assert.ok(real >= CLIP_DELAY_MS / SPEED - 20, `made after ${real} ms of real time`);
+      assert.ok(
+        real < CLIP_DELAY_MS * 0.8,
+        `made after ${real} ms of real time, not a tenth of ${CLIP_DELAY_MS}`,
+      );
+    } finally {
+      t.clock.set(t.clock.now());
+    }
+  });
+
   it("is cut from the stream's archive video at the stream's position, with its game, language and title, by the token's user", async () => {
     // Any user may clip any live channel: the creator is the token's user.
     const creator = offline;
