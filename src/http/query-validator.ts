@@ -86,3 +86,19 @@ export function compileValidator({ schema }: { schema: object }): Validator {
 export function helixSchemaError(errors: FastifySchemaValidationError[]): Error {
   return new HelixError(400, validationMessage(errors as unknown as ErrorObject[]));
 }
+
+/**
+ * A querystring schema's validator for a caller that validates the query itself (an operation's
+ * one step, src/http/operation.ts): the query as the schema makes it, or the error Fastify would
+ * have answered with (the same HelixError: the text rules' own, or helixSchemaError's).
+ */
+export function queryReader(schema: object): (query: unknown) => unknown {
+  const validate = compileValidator({ schema });
+  return (query) => {
+    const r = validate(query);
+    if (r === false)
+      throw helixSchemaError((validate.errors ?? []) as unknown as FastifySchemaValidationError[]);
+    if ('error' in r) throw r.error;
+    return r.value;
+  };
+}
