@@ -8,8 +8,9 @@
 //   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
 //                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
 //                --rounds N (in-process rounds per query kind, 5; --quick 3)
-//                --lean-rounds N (rounds of helixd and the leanest program in turn, per kind it
-//                serves, 3; --quick 2: the medians are what the budget judges)
+//                --turns N (rounds of two runs in turn: helixd and the leanest program on a kind
+//                it serves, a deep kind and its first pages; 3, --quick 2: the budget judges the
+//                medians)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -76,7 +77,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     workers: { type: 'string', default: '1' },
     rounds: { type: 'string' },
-    'lean-rounds': { type: 'string' },
+    turns: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -97,12 +98,14 @@ const workers = Number(args.workers);
 const rounds = Number(args.rounds ?? (quick ? 3 : 5));
 const perRound = quick ? 50 : 200;
 /**
- * Against the leanest program: rounds of `seconds` each, helixd and the leanest program in turn (H L,
- * L H, H L ...), per kind it serves. One pair of runs moves by 10-40% with the machine's load
- * between them (a kind came out 0.90 x one run and 1.79 x the next); the median of rounds taken in
- * turn is what the budget's lines judge, and the table prints each round's CPU ratio.
+ * Two runs compared are taken in turn, in rounds of `seconds` each, the order turning each round
+ * (A B, B A, A B ...): helixd and the leanest program on a kind it serves, and helixd on a deep
+ * kind and on the first pages of the same listing. One pair of runs moves by 10-40% with the
+ * machine's load between them (a kind came out at 0.90 x the leanest program's CPU in one run and
+ * 1.79 x in the next; a deep kind at 0.79 x its first pages in one run and 1.75 x in another,
+ * minutes apart); the budget's lines judge the rounds' medians, and the tables print each round.
  */
-const leanRounds = Number(args['lean-rounds'] ?? (quick ? 2 : 3));
+const turns = Number(args.turns ?? (quick ? 2 : 3));
 for (const [k, v] of Object.entries({
   users,
   seed,
@@ -111,17 +114,39 @@ for (const [k, v] of Object.entries({
   connections,
   workers,
   rounds,
-  'lean-rounds': leanRounds,
+  turns,
 }))
   if (!Number.isInteger(v) || v < 0) throw new Error(`--${k}: a whole number is needed`);
-if (workers < 1 || rounds < 1 || leanRounds < 1)
-  throw new Error('--workers, --rounds and --lean-rounds: 1 or more');
+if (workers < 1 || rounds < 1 || turns < 1) throw new Error('--workers, --rounds and --turns: 1 or more');
 
 /** One load run of a server, with the CPU its main thread used for it, µs per request. */
 interface Timed {
   r: LoadResult;
   cpu: number | undefined;
 }
+
+/** `turns` rounds of runs `a` and `b` in turn (A B, B A, A B ...): each one's runs, in order. */
+async function inTurn(a: () => Promise<Timed>, b: () => Promise<Timed>): Promise<[Timed[], Timed[]]> {
+  const as: Timed[] = [];
+  const bs: Timed[] = [];
+  for (let i = 0; i < turns; i++) {
+    if (i % 2 === 0) {
+      as.push(await a());
+      bs.push(await b());
+    } else {
+      bs.push(await b());
+      as.push(await a());
+    }
+  }
+  return [as, bs];
+}
+
+/** Round by round, the CPU per request of `as` over that of `bs`. */
+const cpuByRound = (as: readonly Timed[], bs: readonly Timed[]) =>
+  as.flatMap((x, i) => {
+    const y = bs[i]?.cpu;
+    return x.cpu !== undefined && y ? [x.cpu / y] : [];
+  });
 
 /** Of rounds taken in turn: the run of median req/s, with the median CPU per request of them all. */
 function medianRound(runs: readonly Timed[]): Timed {
@@ -432,24 +457,42 @@ async function main(): Promise<void> {
           const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
           return { r, cpu };
         };
-        const hs: Timed[] = [];
-        const ls: Timed[] = [];
-        for (let i = 0; i < leanRounds; i++) {
-          if (i % 2 === 0) {
-            hs.push(await timed(base, pid));
-            ls.push(await timedLean());
-          } else {
-            ls.push(await timedLean());
-            hs.push(await timed(base, pid));
-          }
-        }
+        const [hs, ls] = await inTurn(() => timed(base, pid), timedLean);
         h = medianRound(hs);
         l = medianRound(ls);
-        byRound = hs.flatMap((x, i) => {
-          const y = ls[i]?.cpu;
-          return x.cpu !== undefined && y ? [x.cpu / y] : [];
-        });
+        byRound = cpuByRound(hs, ls);
       } else h = await timed(base, pid);
+      // A deep kind and the first pages of its listing, helixd's, in turn (the deep-page lines).
+      const first =
+        k.cls === 'deep' ? runnable.find((x) => x.op === k.op && x.kind === k.baseline) : undefined;
+      let deepPair: Row['deepPair'];
+      if (first) {
+        const on = (requests: QueryKind['requests']) => async (): Promise<Timed> => {
+          const c0 = threadCpuUs(pid);
+          const r = await runLoad(generator, {
+            base,
+            requests,
+            clientId: info.demoClientId,
+            connections,
+            seconds,
+            scratch,
+          });
+          const c1 = threadCpuUs(pid);
+          const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
+          return { r, cpu };
+        };
+        const [ds, fs] = await inTurn(on(k.requests), on(first.requests));
+        const d = medianRound(ds);
+        const f = medianRound(fs);
+        deepPair = {
+          first: first.kind,
+          deep: d.r,
+          firstPages: f.r,
+          ...(d.cpu !== undefined ? { deepCpu: d.cpu } : {}),
+          ...(f.cpu !== undefined ? { firstCpu: f.cpu } : {}),
+          cpuByRound: cpuByRound(ds, fs),
+        };
+      }
       let n: LoadResult | undefined;
       if (baseN) {
         if (warm) await load(baseN, warmup);
@@ -472,11 +515,16 @@ async function main(): Promise<void> {
         ...(n ? { workers: { n: workers, helixd: n, ratio: n.rps / c.r.rps } } : {}),
         ...(l ? { leanest: l.r, ...(l.cpu !== undefined ? { leanestCpu: l.cpu } : {}) } : {}),
         ...(byRound?.length ? { leanestCpuByRound: byRound } : {}),
+        ...(deepPair ? { deepPair } : {}),
       };
       rows.push(row);
       say(
         `  ${k.op} ${k.kind}: ${fmt(h.r.rps, 0)} req/s, p50 ${fmt(h.r.p50, 2)} ms, p99 ${fmt(h.r.p99, 2)} ms${h.r.errors ? `, ${h.r.errors} errors` : ''}${n ? `; --workers ${workers} ${fmt(n.rps, 0)} req/s` : ''}${l ? `; leanest ${fmt(l.r.rps, 0)} req/s (${fmt((h.r.rps / l.r.rps) * 100, 0)}%), p99 ${fmt(l.r.p99, 2)} ms` : ''}; ceiling ${fmt(c.r.rps, 0)} req/s (${fmt(row.ratio * 100, 0)}%)`,
       );
+      if (deepPair?.deepCpu && deepPair.firstCpu)
+        say(
+          `    in turn with ${deepPair.first}: ${fmt(deepPair.deepCpu, 0)} µs against ${fmt(deepPair.firstCpu, 0)} µs a request (${fmt(deepPair.deepCpu / deepPair.firstCpu, 2)} x; by round ${deepPair.cpuByRound.map((x) => fmt(x, 2)).join(' ')}), p50 ${fmt(deepPair.deep.p50, 2)} against ${fmt(deepPair.firstPages.p50, 2)} ms`,
+        );
     }
     clearInterval(rssTimer);
     const peakRss = procStatus(pid, 'VmHWM');
@@ -529,7 +577,7 @@ async function main(): Promise<void> {
       );
       say(floorTable(rows));
       say(
-        `req/s, p50, p99: of each one's round of median req/s, of ${leanRounds} rounds of the two in turn; CPU µs (of the main thread under the load, per request): the rounds' median; ratio: helixd over the leanest program; by round: the CPU ratio of each round`,
+        `req/s, p50, p99: of each one's round of median req/s, of ${turns} rounds of the two in turn; CPU µs (of the main thread under the load, per request): the rounds' median; ratio: helixd over the leanest program; by round: the CPU ratio of each round`,
       );
     }
     say();
@@ -551,7 +599,9 @@ async function main(): Promise<void> {
     }
     say();
     if (dvf.length) {
-      say('deep pages against the first pages of the same listing (p50; the work in process):');
+      say(
+        `deep pages against the first pages of the same listing (p50: of ${turns} rounds of the two in turn; the work in process):`,
+      );
       for (const d of dvf)
         say(
           `  ${d.op} ${d.deep} ${fmt(d.deepP50, 2)} ms vs ${d.first} ${fmt(d.firstP50, 2)} ms: ${fmt(d.factor, 2)} x${d.deepWork !== undefined && d.firstWork !== undefined ? `; in process ${fmt(d.deepWork, 0)} µs vs ${fmt(d.firstWork, 0)} µs: ${fmt(d.deepWork / d.firstWork, 2)} x` : ''}`,
@@ -584,7 +634,7 @@ async function main(): Promise<void> {
       secondsPerKind: seconds,
       workers,
       inProcess: { rounds, perRound },
-      leanRounds,
+      turns,
       store: {
         dialect: store.dialect,
         location: store.location,
