@@ -30,7 +30,7 @@ export interface Row {
   leanestCpu?: number;
   /**
    * helixd's CPU per request over the leanest program's in each round of the two in turn (run.ts,
-   * --lean-rounds); the figures above are the rounds' medians
+   * --turns); the figures above are the rounds' medians
    */
   leanestCpuByRound?: number[];
   /**
