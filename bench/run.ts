@@ -2,7 +2,7 @@
 // leanest program that answers the same listings (bench/leanest.ts), in one run. See bench/README.md for what it measures and the figures it gave.
 //
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
-//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (3-4 min)
+//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (~6 min)
 //   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
 //   npm run bench -- --workers 2         also helixd under --workers 2, beside one process (reported apart)
 //   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
@@ -411,23 +411,30 @@ async function main(): Promise<void> {
     say(`running ${runnable.length} query kinds ...`);
     const rows: Row[] = [];
     for (const k of runnable) {
-      const load = (b: string, s: number) =>
+      /** A load run of `requests` against `b`, for `s` seconds. */
+      const loadOf = (b: string, requests: readonly BenchRequest[], s: number) =>
         runLoad(generator, {
           base: b,
-          requests: k.requests,
+          requests,
           clientId: info.demoClientId,
           connections,
           seconds: s,
           scratch,
         });
-      /** a load run, with the CPU its server's main thread used for it, µs per request */
-      const timed = async (b: string, serverPid: number | undefined): Promise<Timed> => {
+      const load = (b: string, s: number) => loadOf(b, k.requests, s);
+      /** A load run, with the CPU its server's main thread used for it, µs per request. */
+      const timedOf = async (
+        b: string,
+        requests: readonly BenchRequest[],
+        serverPid: number | undefined,
+      ): Promise<Timed> => {
         const c0 = serverPid === undefined ? undefined : threadCpuUs(serverPid);
-        const r = await load(b, seconds);
+        const r = await loadOf(b, requests, seconds);
         const c1 = serverPid === undefined ? undefined : threadCpuUs(serverPid);
         const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
         return { r, cpu };
       };
+      const timed = (b: string, serverPid: number | undefined) => timedOf(b, k.requests, serverPid);
       // Quick mode warms up once per operation, to stay within its time.
       const firstOfOp = rows.at(-1)?.op !== k.op;
       const warm = warmup > 0 && (!quick || firstOfOp);
@@ -440,24 +447,11 @@ async function main(): Promise<void> {
       if (leanReqs && leanBase && leanest) {
         const lb = leanBase;
         const leanPid = leanest.pid;
-        const loadLean = (s: number) =>
-          runLoad(generator, {
-            base: lb,
-            requests: leanReqs,
-            clientId: info.demoClientId,
-            connections,
-            seconds: s,
-            scratch,
-          });
-        if (warm) await loadLean(warmup);
-        const timedLean = async (): Promise<Timed> => {
-          const c0 = leanPid === undefined ? undefined : threadCpuUs(leanPid);
-          const r = await loadLean(seconds);
-          const c1 = leanPid === undefined ? undefined : threadCpuUs(leanPid);
-          const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
-          return { r, cpu };
-        };
-        const [hs, ls] = await inTurn(() => timed(base, pid), timedLean);
+        if (warm) await loadOf(lb, leanReqs, warmup);
+        const [hs, ls] = await inTurn(
+          () => timed(base, pid),
+          () => timedOf(lb, leanReqs, leanPid),
+        );
         h = medianRound(hs);
         l = medianRound(ls);
         byRound = cpuByRound(hs, ls);
@@ -467,21 +461,10 @@ async function main(): Promise<void> {
         k.cls === 'deep' ? runnable.find((x) => x.op === k.op && x.kind === k.baseline) : undefined;
       let deepPair: Row['deepPair'];
       if (first) {
-        const on = (requests: QueryKind['requests']) => async (): Promise<Timed> => {
-          const c0 = threadCpuUs(pid);
-          const r = await runLoad(generator, {
-            base,
-            requests,
-            clientId: info.demoClientId,
-            connections,
-            seconds,
-            scratch,
-          });
-          const c1 = threadCpuUs(pid);
-          const cpu = c0 !== undefined && c1 !== undefined && r.requests ? (c1 - c0) / r.requests : undefined;
-          return { r, cpu };
-        };
-        const [ds, fs] = await inTurn(on(k.requests), on(first.requests));
+        const [ds, fs] = await inTurn(
+          () => timed(base, pid),
+          () => timedOf(base, first.requests, pid),
+        );
         const d = medianRound(ds);
         const f = medianRound(fs);
         deepPair = {
