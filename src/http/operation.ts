@@ -202,8 +202,9 @@ function addOperation(app: FastifyInstance, ctx: AppContext, def: AnyOperation):
   };
   // A GET runs as one step (docs/perf/2026-11-27-per-request.md): the access rules, the rate limit
   // and the query's validation in the handler, in that order, rather than a hook of its own and
-  // Fastify's validation. An operation with a body keeps the hook: the access rules must answer
-  // before the body is read (a 401, never a 413 or a 415, for a request without a token).
+  // Fastify's validation. Every other method keeps the hook, whether or not its operation reads a
+  // body: a request may carry one, and the access rules must answer before it is read (a 401,
+  // never a 413 or a 415, for a request without a token).
   const oneStep = method === 'GET' && def.body === undefined;
   const readQuery = oneStep ? queryReader(querystring) : undefined;
   const passThrough = (data: unknown) => ({ value: data });
