@@ -2,14 +2,14 @@
 // leanest program that answers the same listings (bench/leanest.ts), in one run. See bench/README.md for what it measures and the figures it gave.
 //
 //   npm run bench                        100,000 users (1M clips), 10 s per query kind, SQLite
-//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (~6 min)
+//   npm run bench -- --quick             2,000 users, 2 s per query kind: checks the harness (~5 min)
 //   npm run bench -- --db postgres://... the same against PostgreSQL (seeded when empty)
 //   npm run bench -- --workers 2         also helixd under --workers 2, beside one process (reported apart)
 //   other flags: --users N --seed N --seconds N --warmup N --connections N --generator wrk|autocannon
 //                --only <path> (repeatable) --profile (CPU profile of helixd, summarised at the end)
 //                --rounds N (in-process rounds per query kind, 5; --quick 3)
 //                --turns N (rounds of two runs in turn: helixd and the leanest program on a kind
-//                it serves, a deep kind and its first pages; 3, --quick 2: the budget judges the
+//                it serves, a deep kind and its first pages; 3, --quick 1: the budget judges the
 //                medians)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
@@ -105,7 +105,7 @@ const perRound = quick ? 50 : 200;
  * 1.79 x in the next; a deep kind at 0.79 x its first pages in one run and 1.75 x in another,
  * minutes apart); the budget's lines judge the rounds' medians, and the tables print each round.
  */
-const turns = Number(args.turns ?? (quick ? 2 : 3));
+const turns = Number(args.turns ?? (quick ? 1 : 3));
 for (const [k, v] of Object.entries({
   users,
   seed,
