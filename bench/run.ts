@@ -444,6 +444,7 @@ async function main(): Promise<void> {
       let l: Timed | undefined;
       /** helixd's CPU per request over the leanest program's, round by round */
       let byRound: number[] | undefined;
+      let rpsByRound: number[] | undefined;
       if (leanReqs && leanBase && leanest) {
         const lb = leanBase;
         const leanPid = leanest.pid;
@@ -455,6 +456,10 @@ async function main(): Promise<void> {
         h = medianRound(hs);
         l = medianRound(ls);
         byRound = cpuByRound(hs, ls);
+        rpsByRound = hs.flatMap((x, i) => {
+          const y = ls[i]?.r.rps;
+          return y ? [x.r.rps / y] : [];
+        });
       } else h = await timed(base, pid);
       // A deep kind and the first pages of its listing, helixd's, in turn (the deep-page lines).
       const first =
@@ -498,6 +503,7 @@ async function main(): Promise<void> {
         ...(n ? { workers: { n: workers, helixd: n, ratio: n.rps / c.r.rps } } : {}),
         ...(l ? { leanest: l.r, ...(l.cpu !== undefined ? { leanestCpu: l.cpu } : {}) } : {}),
         ...(byRound?.length ? { leanestCpuByRound: byRound } : {}),
+        ...(rpsByRound?.length ? { leanestRpsByRound: rpsByRound } : {}),
         ...(deepPair ? { deepPair } : {}),
       };
       rows.push(row);
@@ -506,7 +512,7 @@ async function main(): Promise<void> {
       );
       if (deepPair?.deepCpu && deepPair.firstCpu)
         say(
-          `    in turn with ${deepPair.first}: ${fmt(deepPair.deepCpu, 0)} µs against ${fmt(deepPair.firstCpu, 0)} µs a request (${fmt(deepPair.deepCpu / deepPair.firstCpu, 2)} x; by round ${deepPair.cpuByRound.map((x) => fmt(x, 2)).join(' ')}), p50 ${fmt(deepPair.deep.p50, 2)} against ${fmt(deepPair.firstPages.p50, 2)} ms`,
+          `    in turn with ${deepPair.first}: ${fmt(deepPair.deepCpu, 0)} µs against ${fmt(deepPair.firstCpu, 0)} µs a request (${fmt(median(deepPair.cpuByRound), 2)} x, the rounds' median; by round ${deepPair.cpuByRound.map((x) => fmt(x, 2)).join(' ')}), p50 ${fmt(deepPair.deep.p50, 2)} against ${fmt(deepPair.firstPages.p50, 2)} ms`,
         );
     }
     clearInterval(rssTimer);
@@ -560,7 +566,7 @@ async function main(): Promise<void> {
       );
       say(floorTable(rows));
       say(
-        `req/s, p50, p99: of each one's round of median req/s, of ${turns} rounds of the two in turn; CPU µs (of the main thread under the load, per request): the rounds' median; ratio: helixd over the leanest program; by round: the CPU ratio of each round`,
+        `req/s, p50, p99: of each one's round of median req/s, of ${turns} rounds of the two in turn; CPU µs (of the main thread under the load, per request): the rounds' median; ratio, CPU ratio: helixd over the leanest program, the median of the rounds' own ratios; by round: the CPU ratio of each round`,
       );
     }
     say();

@@ -1,5 +1,6 @@
 // The report of `npm run bench` (bench/run.ts): its tables and the budget lines, from the figures of
 // one run. bench/README.md says what each column is.
+import { median } from './harness.ts';
 import type { InProcessFigure } from './inprocess.ts';
 import type { LoadResult } from './load.ts';
 import type { QueryKind } from './queries.ts';
@@ -30,9 +31,11 @@ export interface Row {
   leanestCpu?: number;
   /**
    * helixd's CPU per request over the leanest program's in each round of the two in turn (run.ts,
-   * --turns); the figures above are the rounds' medians
+   * --turns); their median is the ratio the table prints and the budget judges (leanRatios)
    */
   leanestCpuByRound?: number[];
+  /** the same for req/s */
+  leanestRpsByRound?: number[];
   /**
    * A deep kind: helixd on it and on the first pages of its listing (`first`), taken in turn in
    * rounds (run.ts, --turns), the medians (each one's round of median req/s, the median CPU per
@@ -120,6 +123,24 @@ export function loadTable(rows: Row[]): string {
   return columns(head, body);
 }
 
+/**
+ * helixd over the leanest program, req/s and CPU per request: the median of the rounds' own ratios
+ * when the two were run in turn (a round's pair shares the machine's load; the ratio of two medians
+ * could pair one's quiet round with the other's busy one), else the ratio of the one run each.
+ */
+export function leanRatios(r: Row): { rps?: number; cpu?: number } {
+  const l = r.leanest;
+  if (!l) return {};
+  return {
+    rps: r.leanestRpsByRound?.length ? median(r.leanestRpsByRound) : r.helixd.rps / l.rps,
+    ...(r.leanestCpuByRound?.length
+      ? { cpu: median(r.leanestCpuByRound) }
+      : r.helixdCpu && r.leanestCpu
+        ? { cpu: r.helixdCpu / r.leanestCpu }
+        : {}),
+  };
+}
+
 /** Per query kind the leanest program serves: helixd against it, req/s, CPU per request, p50, p99. */
 export function floorTable(rows: Row[]): string {
   const head = [
@@ -142,16 +163,17 @@ export function floorTable(rows: Row[]): string {
     .filter((r) => r.leanest)
     .map((r) => {
       const l = r.leanest as LoadResult;
+      const ratio = leanRatios(r);
       return [
         r.op,
         kindOf(r),
         String(r.urls),
         fmt(r.helixd.rps, 0),
         fmt(l.rps, 0),
-        `${fmt(r.helixd.rps / l.rps, 2)} x`,
+        `${fmt(ratio.rps as number, 2)} x`,
         us(r.helixdCpu),
         us(r.leanestCpu),
-        r.helixdCpu && r.leanestCpu ? `${fmt(r.helixdCpu / r.leanestCpu, 2)} x` : '',
+        ratio.cpu !== undefined ? `${fmt(ratio.cpu, 2)} x` : '',
         (r.leanestCpuByRound ?? []).map((x) => fmt(x, 2)).join(' '),
         fmt(r.helixd.p50, 2),
         fmt(r.helixd.p99, 2),
@@ -313,10 +335,10 @@ export function budgetLines(o: {
   seed: { seconds: number; date: string; reused: boolean; loadavg?: number[] } | undefined;
 }): BudgetLine[] {
   const leaned = o.rows.filter((r) => r.leanest && (r.cls === 'first' || r.cls === 'deep'));
-  const rpsRatio = (r: Row) => r.helixd.rps / (r.leanest as LoadResult).rps;
+  const rpsRatio = (r: Row) => leanRatios(r).rps as number;
   const lowRps = worst(leaned, (a, b) => rpsRatio(a) < rpsRatio(b));
-  const cpuRows = leaned.filter((r) => r.helixdCpu !== undefined && r.leanestCpu);
-  const cpuRatio = (r: Row) => (r.helixdCpu as number) / (r.leanestCpu as number);
+  const cpuRows = leaned.filter((r) => leanRatios(r).cpu !== undefined);
+  const cpuRatio = (r: Row) => leanRatios(r).cpu as number;
   const highCpu = worst(cpuRows, (a, b) => cpuRatio(a) > cpuRatio(b));
   const tailRows = o.rows.filter((r) => r.cls === 'first' || r.cls === 'deep');
   const tail = (r: LoadResult) => r.p99 / r.p50;
@@ -333,7 +355,7 @@ export function budgetLines(o: {
             d,
             deepUs,
             firstUs,
-            factor: deepUs / firstUs,
+            factor: d.deepPair?.cpuByRound.length ? median(d.deepPair.cpuByRound) : deepUs / firstUs,
             byRound: d.deepPair?.cpuByRound,
             lean: d.leanestCpu && f.leanestCpu ? d.leanestCpu / f.leanestCpu : undefined,
           },
